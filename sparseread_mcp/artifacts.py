@@ -1,0 +1,106 @@
+"""Artifacts: one file version, its fingerprint, and the parsed form cached per fingerprint."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from .errors import UnsupportedArtifact
+from .roots import ResolvedPath
+
+#: Bytes inspected for NUL when deciding whether a file is text.
+_SNIFF_BYTES = 8192
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Artifact:
+    """One version of one file: its bytes decoded, its fingerprint and its revision tag."""
+
+    path: str
+    location: ResolvedPath
+    text: str
+    size_bytes: int
+    fingerprint: str
+
+    @property
+    def rev(self) -> str:
+        """The content revision used in pointers: `sha256:` plus 12 hex digits."""
+        return content_rev(self.fingerprint)
+
+
+def content_rev(fingerprint: str) -> str:
+    return f"sha256:{fingerprint[:12]}"
+
+
+def load_artifact(location: ResolvedPath) -> Artifact:
+    """Read and fingerprint a file inside the roots; refuse directories and binary content."""
+    if location.absolute.is_dir():
+        raise UnsupportedArtifact(
+            f"{location.relative!r} is a directory: pass a file inside it (directory reading is not built yet)"
+        )
+    try:
+        data = location.absolute.read_bytes()
+    except OSError as exc:
+        raise UnsupportedArtifact(f"cannot read {location.relative!r}: {exc.strerror}") from exc
+    return artifact_from_bytes(location, data)
+
+
+def artifact_from_bytes(location: ResolvedPath, data: bytes) -> Artifact:
+    if b"\x00" in data[:_SNIFF_BYTES]:
+        raise UnsupportedArtifact(
+            f"{location.relative!r} looks binary (NUL bytes): only text and Markdown are readable for now"
+        )
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        # Latin-1 maps every byte to one character, so anchors still count real characters.
+        text = data.decode("latin-1")
+    return Artifact(
+        path=location.relative,
+        location=location,
+        text=text,
+        size_bytes=len(data),
+        fingerprint=hashlib.sha256(data).hexdigest(),
+    )
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class LruCache(Generic[K, V]):
+    """A small thread-safe LRU map; `get_or_build` builds each missing value once."""
+
+    def __init__(self, capacity: int) -> None:
+        self._capacity = capacity
+        self._items: OrderedDict[K, V] = OrderedDict()
+        self._lock = threading.RLock()
+        self.builds = 0
+
+    def get(self, key: K) -> V | None:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+            return None
+
+    def put(self, key: K, value: V) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self._capacity:
+                self._items.popitem(last=False)
+
+    def get_or_build(self, key: K, build: Callable[[], V]) -> V:
+        with self._lock:
+            found = self.get(key)
+            if found is not None:
+                return found
+            value = build()
+            self.builds += 1
+            self.put(key, value)
+            return value

@@ -1,0 +1,77 @@
+"""Settings: defaults < SPARSEREAD_* environment variables < command-line flags."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from .errors import ConfigError
+
+#: Responses never exceed this many tokens (90% of the common 25k client cap).
+HARD_RESPONSE_CAP_TOKENS = 22_500
+#: The smallest budget that can hold a pack's frame and one short passage.
+MIN_BUDGET_TOKENS = 256
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Settings:
+    """Server and engine settings. Build with `Settings.from_env` or directly in tests."""
+
+    roots: tuple[Path, ...] = field(default_factory=lambda: (Path.cwd(),))
+    #: An artifact whose full view is at most this many tokens is delivered whole (no protocol tax).
+    native_fit_tokens: int = 2_000
+    #: Response budget when a call names none.
+    default_budget_tokens: int = 8_000
+    #: Target size of one passage, in characters; structure wins over this size.
+    passage_chars: int = 900
+    #: Token encoding used for every count (bundled, offline).
+    tokenizer: str = "o200k_base"
+    host: str = "127.0.0.1"
+    port: int = 8765
+
+    def __post_init__(self) -> None:
+        if not self.roots:
+            raise ConfigError("no roots configured: pass --root DIR (or SPARSEREAD_ROOTS) at least once")
+        if not MIN_BUDGET_TOKENS <= self.default_budget_tokens <= HARD_RESPONSE_CAP_TOKENS:
+            raise ConfigError(
+                f"default budget {self.default_budget_tokens} tokens is out of range: "
+                f"use {MIN_BUDGET_TOKENS}..{HARD_RESPONSE_CAP_TOKENS}"
+            )
+        if self.native_fit_tokens < 0:
+            raise ConfigError(f"native fit threshold {self.native_fit_tokens} must be >= 0")
+        if self.passage_chars < 200:
+            raise ConfigError(f"passage size {self.passage_chars} chars is too small: use at least 200")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Read `SPARSEREAD_*` variables from `environ` (default: the process environment)."""
+        env = os.environ if environ is None else environ
+        values: dict[str, object] = {}
+        if roots := env.get("SPARSEREAD_ROOTS"):
+            values["roots"] = tuple(Path(p) for p in roots.split(os.pathsep) if p)
+        for name, key in (
+            ("native_fit_tokens", "SPARSEREAD_NATIVE_FIT_TOKENS"),
+            ("default_budget_tokens", "SPARSEREAD_BUDGET_TOKENS"),
+            ("passage_chars", "SPARSEREAD_PASSAGE_CHARS"),
+            ("port", "SPARSEREAD_PORT"),
+        ):
+            if key in env:
+                values[name] = _int_setting(key, env[key])
+        if "SPARSEREAD_HOST" in env:
+            values["host"] = env["SPARSEREAD_HOST"]
+        if "SPARSEREAD_TOKENIZER" in env:
+            values["tokenizer"] = env["SPARSEREAD_TOKENIZER"]
+        return cls(**values)  # type: ignore[arg-type]
+
+    def with_overrides(self, **changes: object) -> Settings:
+        """A copy with the given fields replaced (the CLI's flags)."""
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+def _int_setting(key: str, raw: str) -> int:
+    try:
+        return int(raw)
+    except ValueError:
+        raise ConfigError(f"{key}={raw!r} is not an integer") from None

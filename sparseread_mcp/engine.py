@@ -1,0 +1,380 @@
+"""The read engine: one contract, ReadRequest -> EvidencePack, usable without MCP."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Literal
+
+from .anchors import Target, parse_target
+from .artifacts import LruCache, load_artifact
+from .config import HARD_RESPONSE_CAP_TOKENS, MIN_BUDGET_TOKENS, Settings
+from .errors import BudgetTooSmall, IntentError, StaleArtifact, UnsupportedArtifact
+from .evidence import Candidate, pointer_for
+from .gate.delivery import Delivery, Extras, deliver_full, deliver_sparse
+from .gate.ledger import Ledger
+from .gate.route import choose_route
+from .locate import get_locator
+from .models import EvidencePack, Intent, OpResult, Preview, SlotCoverage
+from .preview import build_preview
+from .protocol import actions
+from .protocol.coverage import summarize, support
+from .protocol.intents import effective_intent, is_empty, missing_for_location, objective_of
+from .protocol.pointers import anchored_span, verify_pointer
+from .protocol.session import Episode, Session, SessionStore
+from .readers.base import Action, ParsedArtifact
+from .readers.registry import ReaderRegistry, default_registry
+from .roots import Roots
+from .tokens import TokenCounter
+
+View = Literal["snippets", "outline", "section", "lines", "full"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReadRequest:
+    target: str
+    action: Action = "focus"
+    intent: Intent | None = None
+    view: View | None = None
+    budget_tokens: int | None = None
+    since: str | None = None
+    cursor: str | None = None
+
+
+class ReadEngine:
+    """Holds the caches and sessions; every public method is safe to call from worker threads."""
+
+    def __init__(self, settings: Settings, *, registry: ReaderRegistry | None = None) -> None:
+        self.settings = settings
+        self.roots = Roots(settings.roots)
+        self.registry = registry or default_registry()
+        self.counter = TokenCounter(settings.tokenizer)
+        self.sessions = SessionStore()
+        self.locator = get_locator("bm25")
+        self._parsed: LruCache[tuple[str, str], ParsedArtifact] = LruCache(32)
+        self._full_tokens: LruCache[str, int] = LruCache(512)
+        self._texts: LruCache[str, str] = LruCache(64)  # rev -> text, to verify older pointers
+
+    # -- artifacts ---------------------------------------------------------------------------
+    def open(self, path: str) -> ParsedArtifact:
+        """Resolve inside the roots, fingerprint, and parse once per (path, fingerprint)."""
+        location = self.roots.resolve(path)
+        reader = self.registry.reader_for(location.absolute)
+        artifact = load_artifact(location)
+        self._texts.put(artifact.rev, artifact.text)
+        return self._parsed.get_or_build(
+            (artifact.path, artifact.fingerprint),
+            lambda: reader.parse(artifact, passage_chars=self.settings.passage_chars),
+        )
+
+    @property
+    def parse_count(self) -> int:
+        """How many parses ran (cache misses): repeated reads of an unchanged file add none."""
+        return self._parsed.builds
+
+    def full_view_tokens(self, parsed: ParsedArtifact) -> int:
+        text = parsed.artifact.text
+        return self._full_tokens.get_or_build(parsed.artifact.fingerprint, lambda: self.counter.count(text))
+
+    # -- tools -------------------------------------------------------------------------------
+    def preview(
+        self, session_key: str, path: str, intent: Intent | None = None, budget_tokens: int | None = None
+    ) -> Preview:
+        session = self.sessions.get(session_key)
+        with session.lock:
+            parsed = self.open(parse_target(path).path)
+            self._note_version(session, parsed)
+            if session.intent is None and not is_empty(intent):
+                session.intent = intent
+            route = choose_route(
+                full_view_tokens=self.full_view_tokens(parsed),
+                native_fit_tokens=self.settings.native_fit_tokens,
+                intent=effective_intent(intent, session.intent),
+            )
+            return build_preview(
+                parsed,
+                full_view_tokens=self.full_view_tokens(parsed),
+                route=route,
+                counter=self.counter,
+                budget_tokens=self._budget(budget_tokens),
+            )
+
+    def read(self, session_key: str, request: ReadRequest) -> EvidencePack:
+        session = self.sessions.get(session_key)
+        with session.lock:
+            budget = self._budget(request.budget_tokens)
+            if request.cursor:
+                return self._continue(session, request.cursor, budget)
+            target = parse_target(request.target)
+            if target.rev is not None and request.action == "verify":
+                return self._verify_pointer(session, target, budget)
+            parsed = self.open(target.path)
+            invalidated = self._note_version(session, parsed)
+            if session.intent is None and not is_empty(request.intent):
+                session.intent = request.intent
+            intent = effective_intent(request.intent, session.intent)
+            return self._dispatch(session, parsed, target, request, intent, budget, invalidated)
+
+    # -- dispatch ----------------------------------------------------------------------------
+    def _dispatch(
+        self,
+        session: Session,
+        parsed: ParsedArtifact,
+        target: Target,
+        request: ReadRequest,
+        intent: Intent | None,
+        budget: int,
+        invalidated: list[str],
+    ) -> EvidencePack:
+        action, view = request.action, request.view or "snippets"
+        if target.rev is not None:
+            return self._dereference(session, parsed, target, intent, budget)
+        episode = self._episode(session, parsed, objective_of(intent), intent)
+        d = self._delivery(parsed, episode, intent, budget, action, view)
+        extras = Extras(scope=self._scope(parsed), invalidated=invalidated)
+        if invalidated:
+            extras.message = "the file changed since it was last read: earlier evidence listed in `invalidated`"
+        if request.since:
+            return self._since(d, parsed, request.since, extras)
+        if action == "scout" or view == "outline":
+            return self._preview_pack(d, parsed, intent, budget, extras)
+        route = choose_route(
+            full_view_tokens=episode.full_view_tokens, native_fit_tokens=self.settings.native_fit_tokens, intent=intent
+        )
+        if view == "full" or (route.native and target.anchor is None and action != "verify"):
+            decision = "native_fit" if route.native and view != "full" else "full_view"
+            reason = route.reason if view != "full" else "view=full was asked: the faithful full view"
+            return deliver_full(d, extras, start=0, decision=decision, reason=reason)
+        if target.anchor is not None:
+            start, end = anchored_span(parsed, target.anchor)
+            if action == "refine":
+                cands = actions.refine(parsed, episode, intent, self.locator, around=(start, end))
+                return deliver_sparse(d, cands, extras, max_items=actions.max_items(intent))
+            return self._anchored(d, start, end, extras)
+        if action == "verify":
+            if intent is None or not intent.goal:
+                raise IntentError("verify needs a claim in intent.goal, or a pointer target path@rev#anchor")
+            cands, verification = actions.verify_claim(parsed, intent.goal, self.locator)
+            extras.verification = verification
+            return deliver_sparse(d, cands, extras, max_items=2)
+        if action == "refine" and episode.delivered:
+            cands = actions.refine(parsed, episode, request.intent, self.locator, around=None)
+            if not cands:
+                extras.next.append("nothing left near the evidence found; try a different goal or needles")
+            return deliver_sparse(d, cands, extras, max_items=actions.max_items(intent))
+        missing = missing_for_location(intent)
+        if missing is not None:
+            extras.message = missing
+            return self._preview_pack(d, parsed, intent, budget, extras)
+        assert intent is not None
+        if intent.want == "count" and (intent.needles):
+            extras.result = self._count(parsed, intent)
+        if action == "collect":
+            cands = actions.collect(parsed, intent, self.locator)
+            limit = max(actions.max_items(intent), 2 * len(actions.slots_of(intent)))
+        else:
+            cands, episode.ranking = actions.focus(parsed, intent, self.locator)
+            limit = actions.max_items(intent)
+        extras.next.extend(self._next_steps(action))
+        return deliver_sparse(d, cands, extras, max_items=limit)
+
+    def _anchored(self, d: Delivery, start: int, end: int, extras: Extras) -> EvidencePack:
+        """An explicit range is delivered whole or not at all; too large, it suggests sub-ranges."""
+        candidate = Candidate(start=start, end=end, score=1.0)
+        try:
+            return deliver_sparse(d, [candidate], extras, max_items=1)
+        except BudgetTooSmall:
+            inside = [p for p in d.parsed.passages if p.start >= start and p.end <= end]
+            hints = [pointer_for(d.parsed, p.start, p.end).split("#", 1)[1] for p in inside[:12]]
+            extras.message = (
+                f"the range is larger than budget_tokens={d.budget_tokens}; read a sub-range "
+                "(see `next`) or raise budget_tokens"
+            )
+            extras.next = [f"sub-range: #{h}" for h in hints]
+            return deliver_sparse(d, [], extras, max_items=0)
+
+    def _preview_pack(
+        self, d: Delivery, parsed: ParsedArtifact, intent: Intent | None, budget: int, extras: Extras
+    ) -> EvidencePack:
+        route = choose_route(
+            full_view_tokens=d.episode.full_view_tokens,
+            native_fit_tokens=self.settings.native_fit_tokens,
+            intent=intent,
+        )
+        if route.native:
+            return deliver_full(d, extras, start=0, decision="native_fit", reason=route.reason)
+        extras.preview = build_preview(
+            parsed,
+            full_view_tokens=d.episode.full_view_tokens,
+            route=route,
+            counter=self.counter,
+            budget_tokens=max(MIN_BUDGET_TOKENS, budget - 600),
+        )
+        d.view = "preview"
+        return deliver_sparse(d, [], extras, max_items=0)
+
+    def _dereference(
+        self, session: Session, parsed: ParsedArtifact, target: Target, intent: Intent | None, budget: int
+    ) -> EvidencePack:
+        assert target.anchor is not None
+        if target.rev != parsed.artifact.rev:
+            raise StaleArtifact(
+                f"{target.path} changed since {target.rev} (now {parsed.artifact.rev}): verify the pointer "
+                "with action='verify' to see whether its text moved or changed"
+            )
+        episode = self._episode(session, parsed, objective_of(intent), intent)
+        d = self._delivery(parsed, episode, intent, budget, "focus", "lines")
+        start, end = anchored_span(parsed, target.anchor)
+        return self._anchored(d, start, end, Extras(scope=self._scope(parsed)))
+
+    def _verify_pointer(self, session: Session, target: Target, budget: int) -> EvidencePack:
+        try:
+            parsed: ParsedArtifact | None = self.open(target.path)
+        except UnsupportedArtifact:
+            parsed = None
+        verification = verify_pointer(target, self._texts.get(target.rev or ""), parsed)
+        if parsed is None:
+            raise StaleArtifact(f"{verification.pointer}: gone — {verification.reason}")
+        episode = self._episode(session, parsed, f"verify {target.path}@{target.rev}", None)
+        d = self._delivery(parsed, episode, None, budget, "verify", "lines")
+        extras = Extras(scope=self._scope(parsed), verification=verification)
+        cands: list[Candidate] = []
+        if verification.status == "ok" and target.anchor is not None:
+            start, end = anchored_span(parsed, target.anchor)
+            cands = [Candidate(start=start, end=end, score=1.0)]
+        return deliver_sparse(d, cands, extras, max_items=1) if cands else deliver_sparse(d, [], extras, max_items=0)
+
+    def _continue(self, session: Session, cursor: str, budget: int) -> EvidencePack:
+        episode_id, _, offset_text = cursor.rpartition(":")
+        episode = session.episodes.get(episode_id)
+        if episode is None or not offset_text.isdigit() or episode.full_view_next != int(offset_text):
+            raise IntentError(f"cursor {cursor!r} is not a live cursor of this session; call sro_read again")
+        parsed = self.open(episode.path)
+        if parsed.artifact.fingerprint != episode.fingerprint:
+            episode.stale = True
+            raise StaleArtifact(f"{episode.path} changed while its full view was paged; read it again")
+        d = self._delivery(parsed, episode, None, budget, "focus", "full")
+        extras = Extras(scope=self._scope(parsed))
+        return deliver_full(
+            d,
+            extras,
+            start=int(offset_text),
+            decision="full_view",
+            reason="the next page of the full view (the pages together are one full view)",
+        )
+
+    def _since(self, d: Delivery, parsed: ParsedArtifact, since: str, extras: Extras) -> EvidencePack:
+        if since in (parsed.artifact.rev, parsed.artifact.fingerprint):
+            extras.message = f"unchanged since {since}"
+            return deliver_sparse(d, [], extras, max_items=0)
+        old = self._texts.get(since)
+        if old is None:
+            raise IntentError(
+                f"since={since!r} is not a revision this server has seen; pass a sha256: rev from an "
+                "earlier pointer, or read without `since`"
+            )
+        diff = "\n".join(
+            difflib.unified_diff(
+                old.split("\n"), parsed.artifact.text.split("\n"), since, parsed.artifact.rev, lineterm="", n=2
+            )
+        )
+        extras.result = OpResult(value=diff, scanned=f"diff of {since} against {parsed.artifact.rev}")
+        return deliver_sparse(d, [], extras, max_items=0)
+
+    # -- helpers -----------------------------------------------------------------------------
+    def _budget(self, budget: int | None) -> int:
+        value = self.settings.default_budget_tokens if budget is None else budget
+        if not MIN_BUDGET_TOKENS <= value <= HARD_RESPONSE_CAP_TOKENS:
+            raise BudgetTooSmall(
+                f"budget_tokens={value} is out of range: use {MIN_BUDGET_TOKENS}..{HARD_RESPONSE_CAP_TOKENS}"
+            )
+        return value
+
+    def _episode(self, session: Session, parsed: ParsedArtifact, objective: str, intent: Intent | None) -> Episode:
+        artifact = parsed.artifact
+        episode = session.find_episode(artifact.path, artifact.fingerprint, objective)
+        if episode is None:
+            episode = Episode(
+                id=session.new_episode_id(),
+                path=artifact.path,
+                type=parsed.type,
+                fingerprint=artifact.fingerprint,
+                rev=artifact.rev,
+                objective=objective,
+                full_view_tokens=self.full_view_tokens(parsed),
+                ledger=Ledger(full_view_chars=len(artifact.text)),
+                slots=tuple(intent.slots or ()) if intent else (),
+            )
+            session.episodes[episode.id] = episode
+        return episode
+
+    def _delivery(
+        self, parsed: ParsedArtifact, episode: Episode, intent: Intent | None, budget: int, action: str, view: str
+    ) -> Delivery:
+        return Delivery(
+            parsed=parsed,
+            episode=episode,
+            counter=self.counter,
+            budget_tokens=budget,
+            action=action,
+            view=view,
+            coverage=self._coverage_fn(parsed, episode, intent),
+        )
+
+    def _coverage_fn(self, parsed: ParsedArtifact, episode: Episode, intent: Intent | None):  # type: ignore[no-untyped-def]
+        slots = actions.slots_of(intent) if intent and (intent.goal or intent.slots or intent.needles) else []
+        unit_limit = 2 * self.settings.passage_chars
+
+        def coverage(spans: list[tuple[int, int]]) -> tuple[list[SlotCoverage], list[str]]:
+            evidence: dict[str, list[tuple[str, float]]] = {}
+            for start, end in [(d.start, d.end) for d in episode.delivered] + spans:
+                units = (
+                    [(start, end)]
+                    if end - start <= unit_limit
+                    else [(p.start, p.end) for p in parsed.passages if p.start >= start and p.end <= end]
+                )
+                for s, e in units:
+                    text = parsed.artifact.text[s:e]
+                    for slot in slots:
+                        if (value := support(slot, text)) > 0:
+                            evidence.setdefault(slot.id, []).append((pointer_for(parsed, s, e), value))
+            result = summarize([s.id for s in slots], evidence)
+            return result, [c.slot for c in result if c.status != "found"]
+
+        return coverage
+
+    def _note_version(self, session: Session, parsed: ParsedArtifact) -> list[str]:
+        """When a file's fingerprint moved, its earlier evidence and coverage are invalidated."""
+        artifact = parsed.artifact
+        previous = session.seen.get(artifact.path)
+        invalidated: list[str] = []
+        if previous is not None and previous != artifact.fingerprint:
+            for episode in session.episodes.values():
+                if episode.path == artifact.path and episode.fingerprint != artifact.fingerprint and not episode.stale:
+                    episode.stale = episode.closed = True
+                    invalidated.extend(item.pointer for item in episode.delivered)
+        session.seen[artifact.path] = artifact.fingerprint
+        session.changed.discard(artifact.path)
+        return invalidated
+
+    def _count(self, parsed: ParsedArtifact, intent: Intent) -> OpResult:
+        text = parsed.artifact.text.casefold()
+        needles = [n for n in intent.needles or [] if n.strip()]
+        total = sum(text.count(n.casefold()) for n in needles)
+        return OpResult(
+            value=total,
+            scanned=f"all {len(parsed.artifact.text)} characters",
+            provenance=[f"case-insensitive occurrences of {', '.join(map(repr, needles))}"],
+        )
+
+    def _scope(self, parsed: ParsedArtifact) -> str:
+        return (
+            f"{parsed.type} reader; located with {self.locator.name} over {len(parsed.passages)} passages "
+            f"({len(parsed.artifact.text)} chars, {parsed.lines.line_count} lines)"
+        )
+
+    @staticmethod
+    def _next_steps(action: str) -> list[str]:
+        if action == "collect":
+            return ["refine to get more candidates for unresolved slots", "verify a pointer before citing it"]
+        return ["refine for the next candidates or neighbours", "collect with slots to track coverage per slot"]

@@ -1,0 +1,55 @@
+"""Every error sparseread-mcp raises on purpose.
+
+```
+SparsereadError
+├─ OutsideRoots         a path resolves outside every root
+├─ UnsupportedArtifact  no reader accepts the path (binary, directory, missing)
+├─ MissingDependency    the reader exists; its extra is not installed (message has the pip command)
+├─ AnchorError          malformed or out-of-range anchor (message shows the valid range)
+├─ BudgetTooSmall       nothing useful fits (message says the minimum and how to narrow)
+├─ StaleArtifact        the file changed under an episode or pointer
+├─ IntentError          an intent or action that cannot be carried out as given
+└─ ConfigError          a bad setting (names the flag or variable and the bad value)
+```
+
+Messages are written for the model that has to act on them: what failed, the offending value,
+and the next step.
+"""
+
+from __future__ import annotations
+
+
+class SparsereadError(Exception):
+    """Base class: a user-facing failure with an actionable message."""
+
+
+class OutsideRoots(SparsereadError):
+    """The path resolves outside every configured root."""
+
+
+class UnsupportedArtifact(SparsereadError):
+    """No reader accepts the path."""
+
+
+class MissingDependency(SparsereadError):
+    """A reader needs an optional extra that is not installed."""
+
+
+class AnchorError(SparsereadError):
+    """An anchor or pointer is malformed or out of range."""
+
+
+class BudgetTooSmall(SparsereadError):
+    """Nothing useful fits in the requested budget."""
+
+
+class StaleArtifact(SparsereadError):
+    """The artifact changed under an episode or a pointer."""
+
+
+class IntentError(SparsereadError):
+    """An intent, action or cursor that cannot be carried out as given."""
+
+
+class ConfigError(SparsereadError):
+    """A bad setting."""

@@ -1,0 +1,43 @@
+"""Evidence items: verbatim spans of an artifact with their anchors and pointers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .anchors import format_pointer
+from .models import EvidenceItem
+from .readers.base import ParsedArtifact
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Candidate:
+    """A span proposed for delivery, before the budget and the gate have their say."""
+
+    start: int
+    end: int
+    score: float
+    slots: tuple[str, ...] = ()
+    passage: int | None = None
+
+
+def pointer_for(parsed: ParsedArtifact, start: int, end: int) -> str:
+    artifact = parsed.artifact
+    return format_pointer(artifact.path, artifact.rev, parsed.lines.anchor_for(start, end))
+
+
+def item_for(parsed: ParsedArtifact, candidate: Candidate) -> EvidenceItem:
+    anchor = parsed.lines.anchor_for(candidate.start, candidate.end)
+    return EvidenceItem(
+        pointer=format_pointer(parsed.artifact.path, parsed.artifact.rev, anchor),
+        anchor=anchor.format(),
+        lines=(anchor.first_line or 1, anchor.last_line or anchor.first_line or 1),
+        page=parsed.lines.page_of(candidate.start),
+        text=parsed.artifact.text[candidate.start : candidate.end],
+        score=round(candidate.score, 4),
+        slots=list(candidate.slots),
+    )
+
+
+def passage_candidate(parsed: ParsedArtifact, index: int, score: float, slots: tuple[str, ...] = ()) -> Candidate:
+    passage = parsed.passages[index]
+    return Candidate(start=passage.start, end=passage.end, score=score, slots=slots, passage=index)

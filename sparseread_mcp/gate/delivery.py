@@ -1,0 +1,300 @@
+"""Check-before-delivery: fit a batch to the response budget, then to the ledger, or fall back.
+
+A sparse batch is chosen under the response budget, serialized, and only then checked against the
+ledger (E + payload <= L). A batch that would not fit intact is withheld and the faithful full view
+is delivered instead, once, paged with a cursor when it exceeds the response budget; earlier sparse
+items are listed in `retire` and the episode closes. Hence every episode delivers at most 2L.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..anchors import format_pointer
+from ..errors import BudgetTooSmall
+from ..evidence import Candidate, item_for
+from ..models import (
+    ArtifactRef,
+    EpisodeRef,
+    EvidenceItem,
+    EvidencePack,
+    Exposure,
+    Gate,
+    GateDecision,
+    OpResult,
+    Preview,
+    SlotCoverage,
+    Verification,
+)
+from ..protocol.session import DeliveredItem, Episode
+from ..readers.base import ParsedArtifact
+from ..tokens import TokenCounter
+
+#: Tokens kept free for the `tokens` field itself and JSON separators.
+_SLACK_TOKENS = 16
+
+CoverageFn = Callable[[list[tuple[int, int]]], tuple[list[SlotCoverage], list[str]]]
+
+
+@dataclass(kw_only=True)
+class Extras:
+    """Everything in a pack besides items, coverage, exposure and the gate."""
+
+    scope: str
+    result: OpResult | None = None
+    verification: Verification | None = None
+    message: str | None = None
+    next: list[str] = field(default_factory=list)
+    invalidated: list[str] = field(default_factory=list)
+    preview: Preview | None = None
+
+
+@dataclass(kw_only=True)
+class Delivery:
+    parsed: ParsedArtifact
+    episode: Episode
+    counter: TokenCounter
+    budget_tokens: int
+    action: str
+    view: str
+    coverage: CoverageFn
+
+    def render(self, pack: EvidencePack) -> tuple[str, int]:
+        text = pack.model_dump_json(exclude_none=True)
+        return text, self.counter.count(text)
+
+    def finish(self, pack: EvidencePack) -> EvidencePack:
+        """Stamp the response's own token count (counted on its serialized form)."""
+        _, first = self.render(pack)
+        _, second = self.render(pack.model_copy(update={"tokens": first}))
+        return pack.model_copy(update={"tokens": second})
+
+    def pack(
+        self,
+        *,
+        items: list[EvidenceItem],
+        spans: list[tuple[int, int]],
+        decision: GateDecision,
+        reason: str,
+        extras: Extras,
+        retire: list[str] | None = None,
+        already: list[str] | None = None,
+        cursor: str | None = None,
+        full_chars: int = 0,
+    ) -> EvidencePack:
+        episode, artifact = self.episode, self.parsed.artifact
+        payload = sum(len(i.text) for i in items)
+        sparse = 0 if full_chars else payload
+        coverage, unresolved = self.coverage(spans)
+        return EvidencePack(
+            episode=EpisodeRef(
+                id=episode.id,
+                artifact=ArtifactRef(path=artifact.path, type=self.parsed.type, fingerprint=artifact.fingerprint),
+                objective=episode.objective,
+            ),
+            action=self.action,
+            view=self.view,
+            items=items,
+            result=extras.result,
+            verification=extras.verification,
+            coverage=coverage,
+            unresolved=unresolved,
+            scope=extras.scope,
+            exposure=Exposure(
+                payload_chars=payload,
+                payload_tokens=sum(self.counter.count(i.text) for i in items),
+                episode_chars=episode.ledger.sparse_chars + sparse,
+                full_view_chars=episode.ledger.full_view_chars,
+                full_view_tokens=episode.full_view_tokens,
+                remaining_chars=max(0, episode.ledger.remaining - sparse),
+                full_view_delivered_chars=episode.ledger.full_chars + full_chars,
+            ),
+            gate=Gate(decision=decision, reason=reason),
+            retire=retire or [],
+            already_delivered=already or [],
+            invalidated=extras.invalidated,
+            next=extras.next,
+            message=extras.message,
+            preview=extras.preview,
+            tokenizer=self.counter.name,
+            cursor=cursor,
+        )
+
+
+def deliver_sparse(d: Delivery, candidates: list[Candidate], extras: Extras, *, max_items: int) -> EvidencePack:
+    """Deliver the best candidates that fit the budget, or the full view when the ledger says so."""
+    episode = d.episode
+    if episode.full_view_started:
+        return _already_full(d, candidates, extras)
+    fresh: list[Candidate] = []
+    already: list[str] = []
+    for c in candidates:
+        if episode.overlaps_delivered(c.start, c.end):
+            already.append(item_for(d.parsed, c).pointer)
+        else:
+            fresh.append(c)
+    frame = d.pack(items=[], spans=[], decision="sparse", reason="", extras=extras, already=already[:5])
+    _, frame_tokens = d.render(frame)
+    available = d.budget_tokens - frame_tokens - _SLACK_TOKENS - 40 * max_items
+    chosen: list[tuple[Candidate, EvidenceItem]] = []
+    used = 0
+    for c in fresh:
+        if len(chosen) >= max_items:
+            break
+        item = item_for(d.parsed, c)
+        cost = d.counter.count(item.model_dump_json(exclude_none=True)) + 1
+        if used + cost <= available:
+            chosen.append((c, item))
+            used += cost
+    if fresh and not chosen:
+        smallest = min(d.counter.count(item_for(d.parsed, c).text) for c in fresh[:10])
+        raise BudgetTooSmall(
+            f"budget_tokens={d.budget_tokens} cannot hold even one passage: the best ones need about "
+            f"{frame_tokens + smallest + 60} tokens; raise budget_tokens or narrow the target with an anchor"
+        )
+    reason = (
+        f"sparse read: {len(chosen)} passage(s) within E <= L"
+        if chosen
+        else "nothing new to deliver: no passage matches that was not delivered already"
+    )
+    while True:
+        items = [item for _, item in chosen]
+        spans = [(c.start, c.end) for c, _ in chosen]
+        payload = sum(len(i.text) for i in items)
+        if not episode.ledger.fits(payload):
+            return _fallback(d, extras, payload)
+        pack = d.finish(
+            d.pack(items=items, spans=spans, decision="sparse", reason=reason, extras=extras, already=already[:5])
+        )
+        if pack.tokens <= d.budget_tokens or not chosen:
+            break
+        chosen.pop()
+    if pack.tokens > d.budget_tokens:
+        raise BudgetTooSmall(
+            f"budget_tokens={d.budget_tokens} is below this response's frame ({pack.tokens} tokens); raise it"
+        )
+    episode.ledger.charge_sparse(payload)
+    for c, item in chosen:
+        episode.delivered.append(
+            DeliveredItem(pointer=item.pointer, start=c.start, end=c.end, slots=c.slots, support={})
+        )
+    return pack
+
+
+def deliver_full(
+    d: Delivery, extras: Extras, *, start: int, decision: GateDecision, reason: str, retire: list[str] | None = None
+) -> EvidencePack:
+    """Deliver the full view from `start`, one page that fits the budget; a cursor names the rest."""
+    episode, text = d.episode, d.parsed.artifact.text
+    if start < len(text) and text[start] == "\n":
+        start += 1  # pages end before a newline; the next page starts after it
+    if episode.full_view_done or (start == 0 and episode.full_view_next is not None):
+        return _already_full(d, [], extras)
+    frame = d.pack(items=[], spans=[], decision=decision, reason=reason, extras=extras, retire=retire, cursor="x" * 40)
+    _, frame_tokens = d.render(frame)
+    capacity = d.budget_tokens - frame_tokens - _SLACK_TOKENS - 80
+    if capacity < 32:
+        raise BudgetTooSmall(
+            f"budget_tokens={d.budget_tokens} leaves no room for full-view text after the "
+            f"{frame_tokens}-token frame; raise budget_tokens to at least {frame_tokens + 300}"
+        )
+    end = _page_end(d, text, start, capacity)
+    candidate = Candidate(start=start, end=end, score=1.0)
+    item = item_for(d.parsed, candidate) if end > start else None
+    more = end < len(text)
+    cursor = f"{episode.id}:{end}" if more else None
+    items = [item] if item else []
+    pack = d.finish(
+        d.pack(
+            items=items,
+            spans=[(start, end)],
+            decision=decision,
+            reason=reason,
+            extras=extras,
+            retire=retire,
+            cursor=cursor,
+            full_chars=end - start,
+        )
+    )
+    episode.ledger.charge_full(end - start)
+    episode.full_view_next = end if more else None
+    episode.full_view_done = not more
+    episode.closed = True
+    if item:
+        episode.delivered.append(DeliveredItem(pointer=item.pointer, start=start, end=end, slots=(), support={}))
+    return pack
+
+
+def _fallback(d: Delivery, extras: Extras, payload: int) -> EvidencePack:
+    episode = d.episode
+    retire = [item.pointer for item in episode.delivered]
+    reason = (
+        f"fallback: this batch ({payload} chars) would take E past L "
+        f"({episode.ledger.sparse_chars} + {payload} > {episode.ledger.full_view_chars}); "
+        "the faithful full view is delivered instead, once, and the episode closes"
+    )
+    return deliver_full(d, extras, start=0, decision="fallback", reason=reason, retire=retire)
+
+
+def _already_full(d: Delivery, candidates: list[Candidate], extras: Extras) -> EvidencePack:
+    """After the full view, nothing is resent: name where the matches are instead."""
+    where = [
+        format_pointer(d.parsed.artifact.path, d.parsed.artifact.rev, d.parsed.lines.anchor_for(c.start, c.end))
+        for c in candidates[:5]
+    ]
+    paging = d.episode.full_view_next is not None
+    reason = "the full view of this artifact was already delivered in this episode; it is not resent"
+    if paging:
+        reason = "the full view is being delivered in pages; continue with the cursor"
+    extras.next = [*extras.next, *(f"already in the full view: {p}" for p in where)]
+    if not paging:
+        extras.next.append("state a new goal to open a new episode if the full view is no longer in context")
+    cursor = f"{d.episode.id}:{d.episode.full_view_next}" if paging else None
+    return d.finish(d.pack(items=[], spans=[], decision="full_view", reason=reason, extras=extras, cursor=cursor))
+
+
+def _page_end(d: Delivery, text: str, start: int, capacity: int) -> int:
+    """End offset of the largest page from `start` whose JSON text fits `capacity` tokens.
+
+    Pages end at a line end; a line too long for one page is cut at a space between columns, so every
+    page is whole lines or a column range of one line, and its anchor names exactly its text.
+    """
+    lines = d.parsed.lines
+    line = lines.line_of(start)
+    line_end = lines.line_end(line)
+
+    def fits(end: int) -> bool:
+        return d.counter.count(json.dumps(text[start:end], ensure_ascii=False)) <= capacity
+
+    if start != lines.starts[line - 1] or not fits(line_end):
+        if fits(line_end):
+            return line_end
+        return _largest_fitting(start, line_end, fits, text)
+    # Whole lines: gallop, then bisect on line numbers.
+    low, high = line, line
+    step = 1
+    while high < lines.line_count and fits(lines.line_end(min(lines.line_count, high + step))):
+        low = high = min(lines.line_count, high + step)
+        step *= 2
+    high = min(lines.line_count, high + step)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if fits(lines.line_end(mid)):
+            low = mid
+        else:
+            high = mid - 1
+    return lines.line_end(low)
+
+
+def _largest_fitting(start: int, limit: int, fits: Callable[[int], bool], text: str) -> int:
+    low, high = start + 1, limit
+    while low < high:
+        mid = (low + high + 1) // 2
+        if fits(mid):
+            low = mid
+        else:
+            high = mid - 1
+    space = text.rfind(" ", start + 1, low)
+    return space + 1 if space > start + (low - start) // 2 else low

@@ -1,0 +1,109 @@
+"""Line and page arithmetic over one text: offsets <-> 1-based lines, columns and form-feed pages.
+
+Lines are split on "\\n" only (as git and editors count them), never on the other characters
+`str.splitlines` treats as breaks, so anchors agree with every other tool.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+from .anchors import Anchor
+from .errors import AnchorError
+
+
+class LineIndex:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        starts = [0]
+        find = text.find
+        pos = find("\n")
+        while pos != -1:
+            starts.append(pos + 1)
+            pos = find("\n", pos + 1)
+        self.starts = starts
+        feeds = []
+        pos = find("\f")
+        while pos != -1:
+            feeds.append(pos)
+            pos = find("\f", pos + 1)
+        self.form_feeds = feeds
+
+    @property
+    def line_count(self) -> int:
+        return len(self.starts)
+
+    @property
+    def page_count(self) -> int | None:
+        return len(self.form_feeds) + 1 if self.form_feeds else None
+
+    def line_end(self, line: int) -> int:
+        """Offset just past the content of `line` (1-based), excluding its newline."""
+        if line < len(self.starts):
+            return self.starts[line] - 1
+        return len(self.text)
+
+    def line_of(self, offset: int) -> int:
+        return bisect_right(self.starts, offset)
+
+    def page_of(self, offset: int) -> int | None:
+        """1-based page of an offset when the text has form feeds, else None."""
+        if not self.form_feeds:
+            return None
+        return bisect_right(self.form_feeds, offset) + 1
+
+    def page_span(self, page: int) -> tuple[int, int]:
+        count = self.page_count or 1
+        if not 1 <= page <= count:
+            raise AnchorError(f"page p{page} is out of range: this text has pages p1..p{count}")
+        start = 0 if page == 1 else self.form_feeds[page - 2]  # the form feed opens its page
+        end = self.form_feeds[page - 1] if page - 1 < len(self.form_feeds) else len(self.text)
+        return start, end
+
+    def span_of(self, anchor: Anchor) -> tuple[int, int]:
+        """Character span [start, end) named by a lines/columns/page anchor."""
+        if anchor.kind == "page" and anchor.page is not None:
+            start, end = self.page_span(anchor.page)
+            if anchor.first_line is None:
+                return start, end
+            base = self.line_of(start)
+            first, last = base + anchor.first_line - 1, base + (anchor.last_line or anchor.first_line) - 1
+            s, e = self.lines_span(first, last)
+            if e > end:
+                raise AnchorError(f"{anchor.format()} runs past the end of page p{anchor.page}")
+            return s, e
+        if anchor.first_line is None:
+            raise AnchorError(f"anchor {anchor.format()!r} does not name lines")
+        if anchor.kind == "columns":
+            start, end = self.lines_span(anchor.first_line, anchor.first_line)
+            first_col, last_col = anchor.first_col or 1, anchor.last_col or 1
+            if last_col > end - start:
+                raise AnchorError(
+                    f"columns C{first_col}-C{last_col} are out of range: line {anchor.first_line} "
+                    f"has {end - start} characters"
+                )
+            return start + first_col - 1, start + last_col
+        return self.lines_span(anchor.first_line, anchor.last_line or anchor.first_line)
+
+    def lines_span(self, first: int, last: int) -> tuple[int, int]:
+        if not 1 <= first <= last <= self.line_count:
+            raise AnchorError(f"lines L{first}-L{last} are out of range: this text has lines L1-L{self.line_count}")
+        return self.starts[first - 1], self.line_end(last)
+
+    def anchor_for(self, start: int, end: int) -> Anchor:
+        """The anchor naming exactly [start, end): whole lines when it covers whole lines."""
+        first = self.line_of(start)
+        last = self.line_of(max(start, end - 1)) if end > start else first
+        whole = start == self.starts[first - 1] and end == self.line_end(last)
+        if whole:
+            return Anchor(kind="lines", first_line=first, last_line=last)
+        if first != last:
+            raise AnchorError("a span that is not whole lines must stay on one line")
+        line_start = self.starts[first - 1]
+        return Anchor(
+            kind="columns",
+            first_line=first,
+            last_line=first,
+            first_col=start - line_start + 1,
+            last_col=end - line_start,
+        )

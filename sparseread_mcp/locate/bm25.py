@@ -1,0 +1,49 @@
+"""BM25 location with `bm25s`, the index built once per fingerprint; needles boost exact matches."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..readers.base import ParsedArtifact
+from .base import Query, needle_hits
+from .terms import terms
+
+_STATE_KEY = "bm25.index"
+
+
+class _Index:
+    def __init__(self, parsed: ParsedArtifact) -> None:
+        import bm25s  # heavy import kept off the server's start-up path
+
+        corpus = [terms(parsed.text_of(p)) or [""] for p in parsed.passages]
+        self.model = bm25s.BM25()
+        self.model.index(corpus, show_progress=False)
+        self.vocab: dict[str, int] = self.model.vocab_dict
+
+    def scores(self, query_terms: tuple[str, ...]) -> np.ndarray:
+        known = [t for t in query_terms if t in self.vocab]
+        if not known:
+            return np.zeros(0)
+        return np.asarray(self.model.get_scores(known), dtype=np.float64)
+
+
+class Bm25Locator:
+    name = "bm25"
+
+    def rank(self, parsed: ParsedArtifact, query: Query) -> list[tuple[int, float]]:
+        index = parsed.locator_state.get(_STATE_KEY)
+        if index is None:
+            index = _Index(parsed)
+            parsed.locator_state[_STATE_KEY] = index
+        assert isinstance(index, _Index)
+        scores = index.scores(query.terms)
+        hits = needle_hits(parsed, query)
+        ranked: dict[int, float] = {}
+        if scores.size:
+            top = float(scores.max()) or 1.0
+            for i in np.flatnonzero(scores > 0):
+                ranked[int(i)] = float(scores[i]) / top
+        for i, count in hits.items():
+            # An exact needle outranks any purely statistical match.
+            ranked[i] = ranked.get(i, 0.0) + 1.0 + min(count, 5) * 0.1
+        return sorted(ranked.items(), key=lambda pair: (-pair[1], pair[0]))

@@ -1,0 +1,192 @@
+"""Terms: the one tokenizer that documents and queries share."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_WORD = re.compile(r"[^\W_]+(?:[.,'’][^\W_]+)*", re.UNICODE)
+
+STOPWORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "him",
+        "himself",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "myself",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "ourselves",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+        "please",
+        "give",
+        "show",
+        "tell",
+        "find",
+        "based",
+        "using",
+        "use",
+    ]
+)
+
+
+def terms(text: str) -> list[str]:
+    """Lower-cased, lightly stemmed content terms; numbers lose thousands separators."""
+    out: list[str] = []
+    for match in _WORD.finditer(text.casefold()):
+        word = match.group(0)
+        if word[0].isdigit():
+            out.append(_number(word))
+            continue
+        for part in re.split(r"[.,'’]", word):
+            if part and part not in STOPWORDS and (len(part) > 1 or part.isdigit()):
+                out.append(stem(part))
+    return out
+
+
+def _number(word: str) -> str:
+    word = word.rstrip(".,")
+    if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", word):
+        return word.replace(",", "")
+    return word
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """A light suffix stripper: enough to join plurals and simple verb forms, never aggressive."""
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    for suffix, replacement, min_len in (
+        ("ies", "y", 5),
+        ("sses", "ss", 5),
+        ("ness", "", 7),
+        ("ments", "ment", 7),
+        ("ings", "", 7),
+        ("ing", "", 6),
+        ("edly", "", 7),
+        ("ed", "", 5),
+        ("es", "e", 5),
+        ("s", "", 4),
+    ):
+        if word.endswith(suffix) and len(word) >= min_len:
+            if suffix == "s" and word.endswith(("ss", "us", "is")):
+                return word
+            return word[: len(word) - len(suffix)] + replacement
+    return word

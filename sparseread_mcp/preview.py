@@ -1,0 +1,87 @@
+"""The Object Preview: a bounded first look at an artifact, and the gate's route for it."""
+
+from __future__ import annotations
+
+from .gate.route import Route
+from .models import ArtifactRef, EvidenceItem, OutlineItem, Preview
+from .readers.base import OutlineEntry, ParsedArtifact
+from .tokens import TokenCounter
+
+_SAMPLE_CHARS = 240
+_SAMPLES = 3
+
+
+def build_preview(
+    parsed: ParsedArtifact, *, full_view_tokens: int, route: Route, counter: TokenCounter, budget_tokens: int
+) -> Preview:
+    """Outline (levels dropped from the deepest until it fits), samples and signals within the budget."""
+    artifact = parsed.artifact
+    base = Preview(
+        artifact=ArtifactRef(path=artifact.path, type=parsed.type, fingerprint=artifact.fingerprint),
+        size_bytes=artifact.size_bytes,
+        full_view_chars=len(artifact.text),
+        full_view_tokens=full_view_tokens,
+        outline=[],
+        samples=[] if route.native else _samples(parsed),
+        signals=_signals(parsed),
+        route="native" if route.native else "sparse",
+        reason=route.reason,
+        content=artifact.text if route.native else None,
+        tokenizer=counter.name,
+    )
+    used = counter.count(base.model_dump_json(exclude_none=True))
+    room = budget_tokens - used - 32
+    entries = list(parsed.outline)
+    levels = sorted({e.level for e in entries}, reverse=True)
+    complete = True
+    while entries and _outline_tokens(entries, counter) > room:
+        complete = False
+        if len(levels) > 1:
+            deepest = levels.pop(0)
+            entries = [e for e in entries if e.level < deepest]
+        else:
+            entries = entries[: max(0, len(entries) * 2 // 3 - 1)]
+    preview = base.model_copy(update={"outline": [_outline_item(e) for e in entries], "outline_complete": complete})
+    return preview.model_copy(update={"tokens": counter.count(preview.model_dump_json(exclude_none=True))})
+
+
+def _outline_item(entry: OutlineEntry) -> OutlineItem:
+    return OutlineItem(
+        title=entry.title, anchor=entry.anchor, lines=(entry.first_line, entry.last_line), level=entry.level
+    )
+
+
+def _outline_tokens(entries: list[OutlineEntry], counter: TokenCounter) -> int:
+    return sum(counter.count(_outline_item(e).model_dump_json()) + 1 for e in entries)
+
+
+def _samples(parsed: ParsedArtifact) -> list[EvidenceItem]:
+    """The opening of the first few body passages, each cut at a line or space so it stays verbatim."""
+    from .evidence import Candidate, item_for
+
+    out: list[EvidenceItem] = []
+    body = [p for p in parsed.passages if p.kind != "heading" and len(parsed.text_of(p).strip()) > 40]
+    step = max(1, len(body) // _SAMPLES)
+    for passage in body[::step][:_SAMPLES]:
+        lines = parsed.lines
+        start = passage.start
+        line = lines.line_of(start)
+        end = min(passage.end, lines.line_end(line))
+        if end - start > _SAMPLE_CHARS:
+            space = parsed.artifact.text.rfind(" ", start + 1, start + _SAMPLE_CHARS)
+            end = space if space > start else start + _SAMPLE_CHARS
+        if end > start:
+            out.append(item_for(parsed, Candidate(start=start, end=end, score=0.0)))
+    return out
+
+
+def _signals(parsed: ParsedArtifact) -> dict[str, int | str | None]:
+    lines = parsed.lines
+    longest = max((lines.line_end(n) - lines.starts[n - 1] for n in range(1, lines.line_count + 1)), default=0)
+    return {
+        "lines": lines.line_count,
+        "pages": lines.page_count,
+        "passages": len(parsed.passages),
+        "headings": sum(1 for p in parsed.passages if p.kind == "heading") or len(parsed.outline),
+        "longest_line_chars": longest,
+    }

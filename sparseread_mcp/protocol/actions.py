@@ -1,0 +1,167 @@
+"""What each action proposes to deliver, before the budget and the gate decide.
+
+focus: the best passages for the goal; collect: the best passages per slot; refine: the next
+candidates or the neighbours of what was found, never anything already delivered; verify: the
+passages that bear on a claim, with a verdict.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..evidence import Candidate, passage_candidate, pointer_for
+from ..locate.base import Locator
+from ..locate.terms import terms
+from ..models import Intent, Slot, Verification
+from ..readers.base import ParsedArtifact
+from .coverage import GOAL_SLOT, PARTIAL_SUPPORT, support
+from .intents import query_for
+from .session import Episode
+
+#: Passages scoring below this share of the best one are not worth exposing.
+RELATIVE_CUTOFF = 0.35
+
+ITEMS_BY_WANT = {"fact": 4, "verbatim": 4, "count": 6, "list": 8, "table": 6, "summary": 8}
+
+
+def max_items(intent: Intent | None) -> int:
+    if intent is not None and intent.coverage == "exhaustive":
+        return 24
+    return ITEMS_BY_WANT.get(intent.want if intent and intent.want else "fact", 4)
+
+
+def slots_of(intent: Intent) -> list[Slot]:
+    """The intent's slots; a goal without slots is one implicit slot named `goal`."""
+    if intent.slots:
+        return list(intent.slots)
+    question = intent.goal or " ".join(intent.needles or [])
+    return [Slot(id=GOAL_SLOT, question=question, aliases=list(intent.needles or []))]
+
+
+def tag_slots(text: str, slots: list[Slot]) -> tuple[str, ...]:
+    return tuple(slot.id for slot in slots if support(slot, text) >= PARTIAL_SUPPORT)
+
+
+def focus(parsed: ParsedArtifact, intent: Intent, locator: Locator) -> tuple[list[Candidate], list[tuple[int, float]]]:
+    ranking = locator.rank(parsed, query_for(intent))
+    slots = slots_of(intent)
+    return _top(parsed, ranking, slots, limit=max(8, max_items(intent) * 2)), ranking
+
+
+def collect(parsed: ParsedArtifact, intent: Intent, locator: Locator, *, per_slot: int = 2) -> list[Candidate]:
+    """Interleave each slot's best passages so that every slot gets its turn within the budget."""
+    slots = slots_of(intent)
+    per_slot_lists = []
+    for slot in slots:
+        ranking = locator.rank(parsed, query_for(intent, slot_id=slot.id if intent.slots else None))
+        per_slot_lists.append(_top(parsed, ranking, [slot], limit=per_slot + 2))
+    merged: dict[int, Candidate] = {}
+    for depth in range(per_slot + 2):
+        for candidates in per_slot_lists:
+            if depth < len(candidates):
+                c = candidates[depth]
+                key = c.passage if c.passage is not None else -1
+                if key in merged:
+                    old = merged[key]
+                    merged[key] = Candidate(
+                        start=old.start,
+                        end=old.end,
+                        score=max(old.score, c.score),
+                        slots=tuple(dict.fromkeys(old.slots + c.slots)),
+                        passage=old.passage,
+                    )
+                else:
+                    merged[key] = c
+    return list(merged.values())
+
+
+def refine(
+    parsed: ParsedArtifact,
+    episode: Episode,
+    intent: Intent | None,
+    locator: Locator,
+    around: tuple[int, int] | None,
+) -> list[Candidate]:
+    """Neighbours of `around` (or of what was delivered), then the next ranked candidates."""
+    slots = slots_of(intent) if intent else []
+    fresh = lambda c: not episode.overlaps_delivered(c.start, c.end)  # noqa: E731
+    out: list[Candidate] = []
+    if around is not None:
+        out.extend(_neighbours(parsed, around, slots, width=2))
+    else:
+        ranking = episode.ranking
+        if intent is not None and (intent.needles or not ranking):
+            ranking = locator.rank(parsed, query_for(intent))
+            episode.ranking = ranking
+        out.extend(c for c in _top(parsed, ranking, slots, limit=12, cutoff=0.0) if fresh(c))
+        for delivered in episode.delivered[:3]:
+            out.extend(_neighbours(parsed, (delivered.start, delivered.end), slots, width=1))
+    seen: set[tuple[int, int]] = set()
+    unique = []
+    for c in out:
+        if fresh(c) and (c.start, c.end) not in seen:
+            seen.add((c.start, c.end))
+            unique.append(c)
+    return unique
+
+
+def verify_claim(parsed: ParsedArtifact, claim: str, locator: Locator) -> tuple[list[Candidate], Verification]:
+    """Find the passages that bear on a claim and say whether they support or contradict it."""
+    intent = Intent(goal=claim)
+    ranking = locator.rank(parsed, query_for(intent))
+    candidates = _top(parsed, ranking, slots_of(intent), limit=3, cutoff=0.5)
+    if not candidates:
+        return [], Verification(status="not_found", reason="no passage of the artifact matches the claim's words")
+    claim_terms = set(terms(claim))
+    claim_numbers = {t for t in claim_terms if re.fullmatch(r"\d[\d.]*", t)}
+    words = claim_terms - claim_numbers
+    best, best_status, best_reason = candidates[0], "not_found", "the best passage shares too few of its words"
+    for c in candidates:
+        text_terms = set(terms(parsed.artifact.text[c.start : c.end]))
+        word_share = len(words & text_terms) / len(words) if words else 1.0
+        numbers_ok = claim_numbers <= text_terms
+        if word_share >= 0.6 and numbers_ok:
+            best, best_status = c, "supported"
+            best_reason = f"{word_share:.0%} of the claim's words and all of its numbers appear in this passage"
+            break
+        if word_share >= 0.6 and claim_numbers and not numbers_ok and best_status == "not_found":
+            missing = ", ".join(sorted(claim_numbers - text_terms))
+            best, best_status = c, "contradicted"
+            best_reason = f"the passage matches the claim's words but not its numbers ({missing})"
+    verification = Verification(
+        status=best_status,  # type: ignore[arg-type]
+        reason=best_reason,
+        pointer=pointer_for(parsed, best.start, best.end),
+    )
+    ordered = [best, *(c for c in candidates if c is not best)]
+    return ordered[:2], verification
+
+
+def _top(
+    parsed: ParsedArtifact,
+    ranking: list[tuple[int, float]],
+    slots: list[Slot],
+    *,
+    limit: int,
+    cutoff: float = RELATIVE_CUTOFF,
+) -> list[Candidate]:
+    if not ranking:
+        return []
+    floor = ranking[0][1] * cutoff
+    out = []
+    for index, score in ranking[:limit]:
+        if score < floor:
+            break
+        text = parsed.text_of(parsed.passages[index])
+        out.append(passage_candidate(parsed, index, score, tag_slots(text, slots)))
+    return out
+
+
+def _neighbours(parsed: ParsedArtifact, span: tuple[int, int], slots: list[Slot], *, width: int) -> list[Candidate]:
+    passages = parsed.passages
+    inside = [p.index for p in passages if p.start < span[1] and span[0] < p.end]
+    if not inside:
+        return []
+    first, last = inside[0], inside[-1]
+    indexes = [i for k in range(1, width + 1) for i in (last + k, first - k) if 0 <= i < len(passages)]
+    return [passage_candidate(parsed, i, 0.0, tag_slots(parsed.text_of(passages[i]), slots)) for i in indexes]

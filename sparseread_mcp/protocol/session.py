@@ -1,0 +1,89 @@
+"""Sessions and episodes: the reading state of one MCP session."""
+
+from __future__ import annotations
+
+import itertools
+import secrets
+import threading
+from dataclasses import dataclass, field
+
+from ..gate.ledger import Ledger
+from ..models import Intent, Slot
+
+
+@dataclass(slots=True, kw_only=True)
+class DeliveredItem:
+    pointer: str
+    start: int
+    end: int
+    slots: tuple[str, ...]
+    support: dict[str, float]
+
+
+@dataclass(slots=True, kw_only=True)
+class Episode:
+    """One artifact version under one objective, with its ledger and what it has delivered."""
+
+    id: str
+    path: str
+    type: str
+    fingerprint: str
+    rev: str
+    objective: str
+    full_view_tokens: int
+    ledger: Ledger
+    slots: tuple[Slot, ...] = ()
+    delivered: list[DeliveredItem] = field(default_factory=list)
+    ranking: list[tuple[int, float]] = field(default_factory=list)
+    full_view_next: int | None = None  # offset of the next full-view page while paging
+    full_view_done: bool = False
+    closed: bool = False
+    stale: bool = False
+
+    def overlaps_delivered(self, start: int, end: int) -> bool:
+        return any(d.start < end and start < d.end for d in self.delivered)
+
+    @property
+    def full_view_started(self) -> bool:
+        return self.full_view_done or self.full_view_next is not None
+
+
+@dataclass(slots=True, kw_only=True)
+class Session:
+    key: str
+    intent: Intent | None = None
+    episodes: dict[str, Episode] = field(default_factory=dict)
+    #: The fingerprint each path had when it was last read in this session.
+    seen: dict[str, str] = field(default_factory=dict)
+    changed: set[str] = field(default_factory=set)
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    _counter: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+
+    def find_episode(self, path: str, fingerprint: str, objective: str) -> Episode | None:
+        for episode in self.episodes.values():
+            if (episode.path, episode.fingerprint, episode.objective) == (path, fingerprint, objective):
+                return episode
+        return None
+
+    def new_episode_id(self) -> str:
+        # Unguessable, so a cursor from one session is useless in another.
+        return f"ep{next(self._counter)}-{secrets.token_hex(4)}"
+
+
+class SessionStore:
+    """Sessions by key (one per MCP session); thread-safe."""
+
+    def __init__(self) -> None:
+        self._sessions: dict[str, Session] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> Session:
+        with self._lock:
+            session = self._sessions.get(key)
+            if session is None:
+                session = self._sessions[key] = Session(key=key)
+            return session
+
+    def drop(self, key: str) -> None:
+        with self._lock:
+            self._sessions.pop(key, None)

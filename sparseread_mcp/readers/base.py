@@ -1,0 +1,104 @@
+"""The one contract between the control plane and every reader."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Protocol
+
+from ..anchors import Anchor
+from ..artifacts import Artifact
+from ..lines import LineIndex
+
+Action = Literal["scout", "focus", "collect", "refine", "verify"]
+ACTIONS: tuple[Action, ...] = ("scout", "focus", "collect", "refine", "verify")
+
+PassageKind = Literal["heading", "paragraph", "list", "table", "code", "sentences", "lines"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Passage:
+    """A unit of evidence: a verbatim span [start, end) of the artifact text."""
+
+    index: int
+    start: int
+    end: int
+    kind: PassageKind
+    section: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OutlineEntry:
+    title: str
+    anchor: str
+    first_line: int
+    last_line: int
+    level: int
+
+
+@dataclass(slots=True, kw_only=True)
+class ParsedArtifact:
+    """A parsed artifact, built once per fingerprint. `locator_state` caches per-method indexes."""
+
+    artifact: Artifact
+    type: str
+    lines: LineIndex
+    passages: tuple[Passage, ...]
+    outline: tuple[OutlineEntry, ...]
+    locator_state: dict[str, object] = field(default_factory=dict)
+
+    def text_of(self, passage: Passage) -> str:
+        return self.artifact.text[passage.start : passage.end]
+
+    def anchor_of(self, passage: Passage) -> Anchor:
+        return self.lines.anchor_for(passage.start, passage.end)
+
+    def page_of(self, passage: Passage) -> int | None:
+        return self.lines.page_of(passage.start)
+
+    def section_span(self, name: str) -> tuple[int, int] | None:
+        """Character span of the outline entry whose title best matches `name`, if any."""
+        entry = find_outline_entry(self.outline, name)
+        if entry is None:
+            return None
+        return self.lines.lines_span(entry.first_line, entry.last_line)
+
+
+class Reader(Protocol):
+    """A reader handles artifact types, never scenarios; it is cheap to ask `accepts`."""
+
+    name: str
+    types: frozenset[str]
+    actions: frozenset[Action]
+    #: A short cost profile: how location and exposure are priced for this type.
+    cost_profile: str
+
+    def accepts(self, path: Path) -> bool: ...
+
+    def parse(self, artifact: Artifact, *, passage_chars: int) -> ParsedArtifact: ...
+
+
+def find_outline_entry(outline: tuple[OutlineEntry, ...], name: str) -> OutlineEntry | None:
+    """Exact title, then slug, then a path like `Parent/Child`, then a unique prefix."""
+    wanted = name.strip().casefold()
+    if not wanted:
+        return None
+    for entry in outline:
+        if entry.title.casefold() == wanted:
+            return entry
+    for entry in outline:
+        if slugify(entry.title) == slugify(wanted):
+            return entry
+    last = wanted.replace(" > ", "/").rsplit("/", 1)[-1].strip()
+    if last != wanted:
+        found = find_outline_entry(outline, last)
+        if found is not None:
+            return found
+    prefixed = [e for e in outline if e.title.casefold().startswith(wanted)]
+    return prefixed[0] if len(prefixed) == 1 else None
+
+
+def slugify(title: str) -> str:
+    """GitHub-style heading slug: lower case, punctuation dropped, spaces to dashes."""
+    kept = "".join(ch for ch in title.casefold() if ch.isalnum() or ch in " -_")
+    return kept.strip().replace(" ", "-")

@@ -1,0 +1,34 @@
+"""The reader registry: built-ins listed explicitly, specific formats before generic ones."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import UnsupportedArtifact
+from .base import Reader
+from .text import TextReader
+
+
+class ReaderRegistry:
+    def __init__(self, readers: list[Reader]) -> None:
+        self.readers = tuple(readers)
+
+    def reader_for(self, path: Path) -> Reader:
+        for reader in self.readers:
+            if reader.accepts(path):
+                return reader
+        # Unknown suffixes are read as text when they decode; binary is refused when loaded.
+        fallback = next((r for r in self.readers if r.name == "text"), None)
+        if fallback is None:
+            raise UnsupportedArtifact(
+                f"no reader accepts {path.name!r}; readers: {', '.join(r.name for r in self.readers)}"
+            )
+        return fallback
+
+
+def default_registry() -> ReaderRegistry:
+    return ReaderRegistry(
+        [
+            TextReader(),  # text and Markdown; also the fallback for any other text file
+        ]
+    )

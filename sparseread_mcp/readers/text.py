@@ -1,0 +1,274 @@
+"""Text and Markdown: structure-aware passages with anchors into the original file.
+
+Headings, paragraphs, lists, tables and fenced code are kept whole up to twice the passage size;
+small neighbouring blocks are merged up to the passage size (never across a heading or a page
+break); longer blocks split at line boundaries, and a line longer than a passage (single-line
+exports, scraped articles) splits at sentence boundaries with column anchors.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..artifacts import Artifact
+from ..lines import LineIndex
+from .base import Action, OutlineEntry, ParsedArtifact, Passage, PassageKind
+
+MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".mkd", ".mdx"})
+TEXT_SUFFIXES = frozenset({".txt", ".text", ".rst", ".adoc", ".org", ".log", ".csv", ".tsv", ""})
+
+_ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_LIST = re.compile(r"^ {0,3}(?:[-*+]|\d{1,9}[.)])[ \t]")
+_SENTENCE_END = re.compile(r"(?<=[.!?…。])[\"')\]]*\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class _Block:
+    first: int  # 1-based line numbers, inclusive
+    last: int
+    kind: PassageKind
+    heading_level: int = 0
+    title: str = ""
+
+
+class TextReader:
+    """Plain text and Markdown (the fallback reader for any text file)."""
+
+    name = "text"
+    types = frozenset({"text", "markdown"})
+    actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify"})
+    cost_profile = "locate: lexical/bm25 over structure-aware passages; expose: anchored snippets or full text"
+
+    def accepts(self, path: Path) -> bool:
+        suffix = path.suffix.lower()
+        return suffix in MARKDOWN_SUFFIXES or suffix in TEXT_SUFFIXES
+
+    def parse(self, artifact: Artifact, *, passage_chars: int) -> ParsedArtifact:
+        suffix = Path(artifact.path).suffix.lower()
+        kind = "markdown" if suffix in MARKDOWN_SUFFIXES else "text"
+        index = LineIndex(artifact.text)
+        blocks = _segment(index, markdown=True)
+        passages = _build_passages(index, blocks, passage_chars)
+        outline = _outline(index, blocks)
+        return ParsedArtifact(artifact=artifact, type=kind, lines=index, passages=passages, outline=outline)
+
+
+def _line(index: LineIndex, number: int) -> str:
+    return index.text[index.starts[number - 1] : index.line_end(number)]
+
+
+def _segment(index: LineIndex, *, markdown: bool) -> list[_Block]:
+    """Split the text into blocks separated by blank lines, headings, fences and page breaks."""
+    blocks: list[_Block] = []
+    n = index.line_count
+    number = 1
+    para_start: int | None = None
+    para_kind: PassageKind = "paragraph"
+
+    def close(upto: int) -> None:
+        nonlocal para_start
+        if para_start is not None and upto >= para_start:
+            blocks.append(_Block(para_start, upto, para_kind))
+        para_start = None
+
+    while number <= n:
+        line = _line(index, number)
+        stripped = line.strip()
+        if "\f" in line:
+            close(number - 1)
+        if not stripped or stripped == "\f":
+            close(number - 1)
+            number += 1
+            continue
+        if markdown and (fence := _FENCE.match(line)):
+            close(number - 1)
+            end = _fence_end(index, number, fence.group(1))
+            blocks.append(_Block(number, end, "code"))
+            number = end + 1
+            continue
+        if markdown and (atx := _ATX.match(line.lstrip("\f"))):
+            close(number - 1)
+            blocks.append(_Block(number, number, "heading", len(atx.group(1)), atx.group(2).strip()))
+            number += 1
+            continue
+        if (
+            markdown
+            and para_start is None
+            and number < n
+            and _SETEXT.match(_line(index, number + 1))
+            and len(stripped) <= 120
+        ):
+            level = 1 if _line(index, number + 1).strip().startswith("=") else 2
+            blocks.append(_Block(number, number + 1, "heading", level, stripped))
+            number += 2
+            continue
+        kind: PassageKind = "table" if stripped.startswith("|") else "list" if _LIST.match(line) else "paragraph"
+        if para_start is None:
+            para_start, para_kind = number, kind
+        elif (kind != para_kind and kind == "table") or (para_kind == "table" and kind != "table"):
+            close(number - 1)
+            para_start, para_kind = number, kind
+        number += 1
+    close(n)
+    return blocks
+
+
+def _fence_end(index: LineIndex, start: int, fence: str) -> int:
+    for number in range(start + 1, index.line_count + 1):
+        if _line(index, number).strip().startswith(fence):
+            return number
+    return index.line_count
+
+
+def _build_passages(index: LineIndex, blocks: list[_Block], target: int) -> tuple[Passage, ...]:
+    spans: list[tuple[int, int, PassageKind, str]] = []
+    section = ""
+    pending: list[_Block] = []
+
+    def flush() -> None:
+        if pending:
+            start = index.starts[pending[0].first - 1]
+            end = index.line_end(pending[-1].last)
+            kind = pending[0].kind if len(pending) == 1 else "paragraph"
+            spans.append((start, end, kind, section))
+            pending.clear()
+
+    for block in blocks:
+        start = index.starts[block.first - 1]
+        end = index.line_end(block.last)
+        size = end - start
+        if block.kind == "heading":
+            flush()
+            section = block.title
+            pending.append(block)  # a heading travels with the text that follows it
+            continue
+        pending_size = index.line_end(pending[-1].last) - index.starts[pending[0].first - 1] if pending else 0
+        new_page = pending and index.page_of(start) != index.page_of(index.starts[pending[0].first - 1])
+        if pending and (new_page or pending_size + size > target):
+            only_heading = all(b.kind == "heading" for b in pending)
+            if only_heading and not new_page and pending_size + size <= 2 * target:
+                pending.append(block)
+                flush()
+                continue
+            flush()
+        if size > 2 * target:
+            flush()
+            for s, e in _split_block(index, block, target):
+                whole_lines = s == index.starts[index.line_of(s) - 1] and e == index.line_end(index.line_of(e))
+                spans.append((s, e, block.kind if whole_lines else "sentences", section))
+            continue
+        pending.append(block)
+    flush()
+    return tuple(Passage(index=i, start=s, end=e, kind=k, section=sec) for i, (s, e, k, sec) in enumerate(spans))
+
+
+def _split_block(index: LineIndex, block: _Block, target: int) -> list[tuple[int, int]]:
+    """Split a long block at line boundaries; a line longer than the target splits into sentences."""
+    pieces: list[tuple[int, int]] = []
+    group_start: int | None = None
+    group_end = 0
+    for number in range(block.first, block.last + 1):
+        s, e = index.starts[number - 1], index.line_end(number)
+        if e - s > target:
+            if group_start is not None:
+                pieces.append((group_start, group_end))
+                group_start = None
+            pieces.extend(_split_line(index.text, s, e, target))
+            continue
+        if not index.text[s:e].strip():
+            continue
+        if group_start is not None and e - group_start > target:
+            pieces.append((group_start, group_end))
+            group_start = None
+        if group_start is None:
+            group_start = s
+        group_end = e
+    if group_start is not None:
+        pieces.append((group_start, group_end))
+    return pieces
+
+
+def _split_line(text: str, start: int, end: int, target: int) -> list[tuple[int, int]]:
+    """Sentence-sized spans of one long line, grouped up to `target` characters, trimmed of spaces."""
+    cuts = [start]
+    for match in _SENTENCE_END.finditer(text[start:end]):
+        cuts.append(start + match.end())
+    cuts.append(end)
+    spans: list[tuple[int, int]] = []
+    group_start = cuts[0]
+    for i in range(1, len(cuts)):
+        boundary = cuts[i]
+        if boundary - group_start > target and cuts[i - 1] > group_start:
+            spans.append((group_start, cuts[i - 1]))
+            group_start = cuts[i - 1]
+    spans.append((group_start, end))
+    result: list[tuple[int, int]] = []
+    for s, e in spans:
+        for hs, he in _hard_split(text, s, e, 2 * target):
+            while hs < he and text[hs].isspace():
+                hs += 1
+            while he > hs and text[he - 1].isspace():
+                he -= 1
+            if he > hs:
+                result.append((hs, he))
+    return result
+
+
+def _hard_split(text: str, start: int, end: int, limit: int) -> list[tuple[int, int]]:
+    """A run with no sentence end (minified text): cut at the last space before the limit."""
+    spans = []
+    while end - start > limit:
+        cut = text.rfind(" ", start + limit // 2, start + limit)
+        cut = cut + 1 if cut != -1 else start + limit
+        spans.append((start, cut))
+        start = cut
+    spans.append((start, end))
+    return spans
+
+
+def _outline(index: LineIndex, blocks: list[_Block]) -> tuple[OutlineEntry, ...]:
+    headings = [b for b in blocks if b.kind == "heading"]
+    if headings:
+        entries = []
+        for i, heading in enumerate(headings):
+            last = index.line_count
+            for later in headings[i + 1 :]:
+                if later.heading_level <= heading.heading_level:
+                    last = later.first - 1
+                    break
+            entries.append(
+                OutlineEntry(
+                    title=heading.title,
+                    anchor=heading.title,
+                    first_line=heading.first,
+                    last_line=max(last, heading.last),
+                    level=heading.heading_level,
+                )
+            )
+        return tuple(entries)
+    if index.page_count:
+        return tuple(_page_entries(index))
+    return ()
+
+
+def _page_entries(index: LineIndex) -> list[OutlineEntry]:
+    entries = []
+    for page in range(1, (index.page_count or 1) + 1):
+        start, end = index.page_span(page)
+        first_line = index.line_of(start)
+        last_line = index.line_of(max(start, end - 1))
+        title = next((ln.strip() for ln in index.text[start:end].split("\n") if ln.strip()), "")
+        entries.append(
+            OutlineEntry(
+                title=f"p{page}: {title[:60]}",
+                anchor=f"p{page}",
+                first_line=first_line,
+                last_line=last_line,
+                level=1,
+            )
+        )
+    return entries

@@ -1,0 +1,78 @@
+"""Roots: the only places anything may be read from.
+
+Every path is resolved with realpath (symlinks followed) and then checked with a separator-aware
+containment test, so `..`, absolute paths, symlinks pointing out and sibling prefixes (`/data` vs
+`/data2`) are all refused before a single byte is read.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import OutsideRoots, UnsupportedArtifact
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResolvedPath:
+    """A path known to lie inside `root`; `relative` is what results show."""
+
+    root: Path
+    absolute: Path
+    relative: str
+
+
+class Roots:
+    """The configured roots, realpath-normalised once."""
+
+    def __init__(self, roots: tuple[Path, ...]) -> None:
+        real: list[Path] = []
+        for root in roots:
+            resolved = Path(os.path.realpath(root))
+            if not resolved.is_dir():
+                raise UnsupportedArtifact(f"root {str(root)!r} is not a directory: pass an existing folder")
+            real.append(resolved)
+        self._roots = tuple(real)
+
+    @property
+    def paths(self) -> tuple[Path, ...]:
+        return self._roots
+
+    def contains(self, candidate: Path) -> bool:
+        """True when the realpath of `candidate` is a root or lies below one."""
+        real = os.path.realpath(candidate)
+        return any(_is_within(real, str(root)) for root in self._roots)
+
+    def resolve(self, path: str) -> ResolvedPath:
+        """Resolve a user path to an existing location inside a root, or raise."""
+        if not path or "\x00" in path:
+            raise UnsupportedArtifact("empty or malformed path: pass a file path relative to a root")
+        raw = Path(path).expanduser() if path.startswith("~") else Path(path)
+        candidates = [raw] if raw.is_absolute() else [root / raw for root in self._roots]
+        outside = False
+        for candidate in candidates:
+            real = os.path.realpath(candidate)
+            root = next((r for r in self._roots if _is_within(real, str(r))), None)
+            if root is None:
+                outside = True
+                continue
+            if os.path.exists(real):
+                relative = os.path.relpath(real, root)
+                return ResolvedPath(root=root, absolute=Path(real), relative=Path(relative).as_posix())
+        if outside:
+            raise OutsideRoots(
+                f"path {path!r} resolves outside the readable roots; pass a path relative to a root "
+                f"(roots: {', '.join(r.name or '/' for r in self._roots)})"
+            )
+        raise UnsupportedArtifact(
+            f"no such file: {path!r} (relative to the roots); check the name with a directory listing"
+        )
+
+
+def _is_within(real: str, root: str) -> bool:
+    # commonpath compares whole components, so /data2 is not inside /data.
+    try:
+        return os.path.commonpath([real, root]) == root
+    except ValueError:  # different drives on Windows
+        return False

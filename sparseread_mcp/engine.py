@@ -9,13 +9,13 @@ from typing import Literal
 from .anchors import Target, parse_target
 from .artifacts import LruCache, load_artifact
 from .config import HARD_RESPONSE_CAP_TOKENS, MIN_BUDGET_TOKENS, Settings
-from .errors import BudgetTooSmall, IntentError, StaleArtifact, UnsupportedArtifact
+from .errors import BudgetTooSmall, IntentError, SparsereadError, StaleArtifact, UnsupportedArtifact
 from .evidence import Candidate, pointer_for
 from .gate.delivery import Delivery, Extras, deliver_full, deliver_sparse
 from .gate.ledger import Ledger
 from .gate.route import choose_route
 from .locate import get_locator
-from .models import EvidencePack, Intent, OpResult, Preview, SlotCoverage
+from .models import ArtifactRef, Card, EpisodeState, EvidencePack, Intent, OpResult, Preview, SlotCoverage
 from .preview import build_preview
 from .protocol import actions
 from .protocol.coverage import summarize, support
@@ -115,6 +115,54 @@ class ReadEngine:
             intent = effective_intent(request.intent, session.intent)
             return self._dispatch(session, parsed, target, request, intent, budget, invalidated)
 
+    def card(self, session_key: str, path: str | None = None) -> Card:
+        """The session's reading state; re-fingerprints read files to say which changed."""
+        session = self.sessions.get(session_key)
+        with session.lock:
+            wanted = self.roots.resolve(path).relative if path else None
+            changed = sorted(p for p in session.seen if (wanted is None or p == wanted) and self._changed(session, p))
+            states, pointers, coverage = [], [], {}
+            for episode in session.episodes.values():
+                if wanted is not None and episode.path != wanted:
+                    continue
+                states.append(
+                    EpisodeState(
+                        id=episode.id,
+                        artifact=ArtifactRef(path=episode.path, type=episode.type, fingerprint=episode.fingerprint),
+                        objective=episode.objective,
+                        full_view_chars=episode.ledger.full_view_chars,
+                        episode_chars=episode.ledger.sparse_chars,
+                        remaining_chars=episode.ledger.remaining,
+                        full_view_delivered=episode.full_view_done,
+                        closed=episode.closed,
+                        stale=episode.stale,
+                    )
+                )
+                pointers.extend(d.pointer for d in episode.delivered if not episode.stale)
+                coverage.update(episode.coverage)
+            steps = [f"re-read changed file {p}: its earlier evidence is stale" for p in changed]
+            missing = [c.slot for c in coverage.values() if c.status != "found"]
+            if missing:
+                steps.append(f"collect or refine for unresolved slots: {', '.join(missing)}")
+            if not states:
+                steps.append("sro_preview a file, then sro_read with an intent")
+            card = Card(
+                session_intent=session.intent,
+                episodes=states,
+                coverage=list(coverage.values()),
+                pointers=pointers[-40:],
+                changed=changed,
+                next=steps,
+            )
+            return card.model_copy(update={"tokens": self.counter.count(card.model_dump_json(exclude_none=True))})
+
+    def _changed(self, session: Session, path: str) -> bool:
+        try:
+            location = self.roots.resolve(path)
+            return load_artifact(location).fingerprint != session.seen[path]
+        except SparsereadError:
+            return True
+
     # -- dispatch ----------------------------------------------------------------------------
     def _dispatch(
         self,
@@ -170,10 +218,10 @@ class ReadEngine:
         if intent.want == "count" and (intent.needles):
             extras.result = self._count(parsed, intent)
         if action == "collect":
-            cands = actions.collect(parsed, intent, self.locator)
+            cands = actions.collect(parsed, intent, self.locator, episode)
             limit = max(actions.max_items(intent), 2 * len(actions.slots_of(intent)))
         else:
-            cands, episode.ranking = actions.focus(parsed, intent, self.locator)
+            cands, episode.ranking = actions.focus(parsed, intent, self.locator, episode)
             limit = actions.max_items(intent)
         extras.next.extend(self._next_steps(action))
         return deliver_sparse(d, cands, extras, max_items=limit)

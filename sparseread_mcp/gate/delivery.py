@@ -71,6 +71,11 @@ class Delivery:
         _, second = self.render(pack.model_copy(update={"tokens": first}))
         return pack.model_copy(update={"tokens": second})
 
+    def commit(self, pack: EvidencePack) -> EvidencePack:
+        """Remember the coverage a delivered pack reported, for the session card."""
+        self.episode.coverage.update({c.slot: c for c in pack.coverage})
+        return pack
+
     def pack(
         self,
         *,
@@ -180,7 +185,7 @@ def deliver_sparse(d: Delivery, candidates: list[Candidate], extras: Extras, *, 
         episode.delivered.append(
             DeliveredItem(pointer=item.pointer, start=c.start, end=c.end, slots=c.slots, support={})
         )
-    return pack
+    return d.commit(pack)
 
 
 def deliver_full(
@@ -224,7 +229,7 @@ def deliver_full(
     episode.closed = True
     if item:
         episode.delivered.append(DeliveredItem(pointer=item.pointer, start=start, end=end, slots=(), support={}))
-    return pack
+    return d.commit(pack)
 
 
 def _fallback(d: Delivery, extras: Extras, payload: int) -> EvidencePack:

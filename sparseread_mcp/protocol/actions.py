@@ -8,6 +8,7 @@ passages that bear on a claim, with a verdict.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from ..evidence import Candidate, passage_candidate, pointer_for
 from ..locate.base import Locator
@@ -42,19 +43,23 @@ def tag_slots(text: str, slots: list[Slot]) -> tuple[str, ...]:
     return tuple(slot.id for slot in slots if support(slot, text) >= PARTIAL_SUPPORT)
 
 
-def focus(parsed: ParsedArtifact, intent: Intent, locator: Locator) -> tuple[list[Candidate], list[tuple[int, float]]]:
+def focus(
+    parsed: ParsedArtifact, intent: Intent, locator: Locator, episode: Episode
+) -> tuple[list[Candidate], list[tuple[int, float]]]:
     ranking = locator.rank(parsed, query_for(intent))
-    slots = slots_of(intent)
-    return _top(parsed, ranking, slots, limit=max(8, max_items(intent) * 2)), ranking
+    limit = max(8, max_items(intent) * 2)
+    return _top(parsed, ranking, slots_of(intent), limit=limit, skip=episode.overlaps_delivered), ranking
 
 
-def collect(parsed: ParsedArtifact, intent: Intent, locator: Locator, *, per_slot: int = 2) -> list[Candidate]:
+def collect(
+    parsed: ParsedArtifact, intent: Intent, locator: Locator, episode: Episode, *, per_slot: int = 2
+) -> list[Candidate]:
     """Interleave each slot's best passages so that every slot gets its turn within the budget."""
     slots = slots_of(intent)
     per_slot_lists = []
     for slot in slots:
         ranking = locator.rank(parsed, query_for(intent, slot_id=slot.id if intent.slots else None))
-        per_slot_lists.append(_top(parsed, ranking, [slot], limit=per_slot + 2))
+        per_slot_lists.append(_top(parsed, ranking, [slot], limit=per_slot + 2, skip=episode.overlaps_delivered))
     merged: dict[int, Candidate] = {}
     for depth in range(per_slot + 2):
         for candidates in per_slot_lists:
@@ -144,15 +149,20 @@ def _top(
     *,
     limit: int,
     cutoff: float = RELATIVE_CUTOFF,
+    skip: Callable[[int, int], bool] | None = None,
 ) -> list[Candidate]:
+    """The best `limit` passages above the relative cutoff, leaving out those `skip` rejects."""
     if not ranking:
         return []
     floor = ranking[0][1] * cutoff
-    out = []
-    for index, score in ranking[:limit]:
-        if score < floor:
+    out: list[Candidate] = []
+    for index, score in ranking:
+        if score < floor or len(out) >= limit:
             break
-        text = parsed.text_of(parsed.passages[index])
+        passage = parsed.passages[index]
+        if skip is not None and skip(passage.start, passage.end):
+            continue
+        text = parsed.text_of(passage)
         out.append(passage_candidate(parsed, index, score, tag_slots(text, slots)))
     return out
 

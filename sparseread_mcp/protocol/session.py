@@ -8,7 +8,7 @@ import threading
 from dataclasses import dataclass, field
 
 from ..gate.ledger import Ledger
-from ..models import Intent, Slot
+from ..models import Intent, Slot, SlotCoverage
 
 
 @dataclass(slots=True, kw_only=True)
@@ -39,6 +39,7 @@ class Episode:
     full_view_done: bool = False
     closed: bool = False
     stale: bool = False
+    coverage: dict[str, SlotCoverage] = field(default_factory=dict)
 
     def overlaps_delivered(self, start: int, end: int) -> bool:
         return any(d.start < end and start < d.end for d in self.delivered)

@@ -1,0 +1,150 @@
+"""The command line: serve MCP (stdio by default, --http for streamable HTTP), or read without a client."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import __version__
+from .config import Settings
+from .errors import SparsereadError
+
+logger = logging.getLogger("sparseread_mcp")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sparseread-mcp",
+        description="A reading controller for AI agents. With no command it serves MCP over stdio.",
+    )
+    parser.add_argument("--version", action="version", version=f"sparseread-mcp {__version__}")
+    _common(parser)
+    parser.add_argument("--http", action="store_true", help="serve streamable HTTP at /mcp instead of stdio")
+    parser.add_argument("--host", help="HTTP host (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="HTTP port (default 8765)")
+    commands = parser.add_subparsers(dest="command")
+    preview = commands.add_parser("preview", help="print the bounded preview of a file")
+    preview.add_argument("path")
+    _common(preview)
+    read = commands.add_parser("read", help="read evidence from a file for a goal")
+    read.add_argument("target", help="path, path#anchor or pointer path@rev#anchor")
+    read.add_argument("--goal", help="what you need, in words")
+    read.add_argument("--needle", action="append", default=[], help="exact string to find (repeatable)")
+    read.add_argument("--action", default="focus", choices=["scout", "focus", "collect", "refine", "verify"])
+    read.add_argument("--view", choices=["snippets", "outline", "lines", "section", "full"])
+    read.add_argument("--budget-tokens", type=int)
+    _common(read)
+    verify = commands.add_parser("verify", help="check an evidence pointer against the file")
+    verify.add_argument("pointer")
+    _common(verify)
+    return parser
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    # SUPPRESS keeps a subcommand's unset flag from hiding the same flag given before the subcommand.
+    parser.add_argument("--root", action="append", default=argparse.SUPPRESS, help="readable folder (repeatable)")
+    parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable output")
+    parser.add_argument("--log-level", default=argparse.SUPPRESS, help="DEBUG, INFO, WARNING (default) or ERROR")
+    parser.add_argument("--tokenizer", default=argparse.SUPPRESS, help="o200k_base (default) or cl100k_base")
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    settings = Settings.from_env()
+    changes: dict[str, object] = {}
+    if getattr(args, "root", None):
+        changes["roots"] = tuple(Path(r) for r in args.root)
+    if getattr(args, "tokenizer", None):
+        changes["tokenizer"] = args.tokenizer
+    if getattr(args, "host", None):
+        changes["host"] = args.host
+    if getattr(args, "port", None):
+        changes["port"] = args.port
+    return settings.with_overrides(**changes) if changes else settings
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    level = getattr(args, "log_level", "WARNING").upper()
+    logging.basicConfig(stream=sys.stderr, level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("bm25s").setLevel(max(logging.getLevelName(level), logging.WARNING))
+    try:
+        settings = settings_from(args)
+        if args.command is None:
+            return _serve(settings, http=args.http)
+        return _run_command(args, settings)
+    except SparsereadError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # the CLI's top level: one line, no traceback
+        print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+
+
+def _serve(settings: Settings, *, http: bool) -> int:
+    from .server import create_server
+
+    server = create_server(settings)
+    if http:
+        logger.info("serving streamable HTTP on http://%s:%d/mcp", settings.host, settings.port)
+        server.run("streamable-http", host=settings.host, port=settings.port, streamable_http_path="/mcp")
+    else:
+        server.run()
+    return 0
+
+
+def _run_command(args: argparse.Namespace, settings: Settings) -> int:
+    from .engine import ReadEngine, ReadRequest
+    from .models import Intent
+
+    engine = ReadEngine(settings)
+    as_json = getattr(args, "json", False)
+    if args.command == "preview":
+        result = engine.preview("cli", args.path)
+    elif args.command == "verify":
+        result = engine.read("cli", ReadRequest(target=args.pointer, action="verify"))
+    else:
+        intent = Intent(goal=args.goal, needles=args.needle or None) if (args.goal or args.needle) else None
+        request = ReadRequest(
+            target=args.target, action=args.action, intent=intent, view=args.view, budget_tokens=args.budget_tokens
+        )
+        result = engine.read("cli", request)
+    if as_json:
+        print(result.model_dump_json(indent=2, exclude_none=True))
+    else:
+        print(_human(result))
+    return 0
+
+
+def _human(result: object) -> str:
+    from .models import EvidencePack, Preview
+
+    if isinstance(result, Preview):
+        lines = [
+            f"{result.artifact.path} ({result.artifact.type}, {result.size_bytes} bytes, "
+            f"L={result.full_view_chars} chars / {result.full_view_tokens} tokens) route={result.route}",
+            f"  {result.reason}",
+        ]
+        lines += [f"  {'  ' * (o.level - 1)}{o.title}  [{o.anchor}]" for o in result.outline]
+        if result.content is not None:
+            lines += ["", result.content]
+        return "\n".join(lines)
+    assert isinstance(result, EvidencePack)
+    lines = [f"gate: {result.gate.decision} — {result.gate.reason}"]
+    if result.verification:
+        lines.append(f"verify: {result.verification.status} — {result.verification.reason}")
+    if result.message:
+        lines.append(result.message)
+    for item in result.items:
+        lines += ["", f"== {item.pointer}  (score {item.score})", item.text]
+    for cov in result.coverage:
+        lines.append(f"coverage {cov.slot}: {cov.status}")
+    e = result.exposure
+    lines.append(f"exposure: {e.payload_chars} chars now, E={e.episode_chars} of L={e.full_view_chars}")
+    if result.cursor:
+        lines.append(f"more: --cursor {result.cursor}")
+    return "\n".join(lines)

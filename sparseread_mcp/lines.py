@@ -93,7 +93,7 @@ class LineIndex:
     def anchor_for(self, start: int, end: int) -> Anchor:
         """The anchor naming exactly [start, end): whole lines when it covers whole lines."""
         first = self.line_of(start)
-        last = self.line_of(max(start, end - 1)) if end > start else first
+        last = self.line_of(end) if end > start else first
         whole = start == self.starts[first - 1] and end == self.line_end(last)
         if whole:
             return Anchor(kind="lines", first_line=first, last_line=last)

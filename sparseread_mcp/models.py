@@ -70,7 +70,9 @@ class SlotCoverage(_Model):
 
 
 class Exposure(_Model):
-    payload_chars: int = Field(description="Evidence characters in this response.")
+    payload_chars: int = Field(
+        description="Characters charged for this response: sparse items as serialized, or the full-view text."
+    )
     payload_tokens: int
     episode_chars: int = Field(description="E: sparse characters delivered in this episode so far.")
     full_view_chars: int = Field(description="L: length of the faithful full view.")

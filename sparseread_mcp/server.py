@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import logging
+import secrets
+from collections.abc import Callable
 from functools import partial
 from typing import Annotated
 
 import anyio.to_thread
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from . import __version__
 from .config import HARD_RESPONSE_CAP_TOKENS, MIN_BUDGET_TOKENS, Settings
 from .engine import ReadEngine, ReadRequest, View
+from .errors import SparsereadError
 from .models import Card, EvidencePack, Intent, Preview
 from .readers.base import Action
 
@@ -53,6 +57,21 @@ def session_key(ctx: Context) -> str:
     return "connection"
 
 
+async def _run(call: Callable[[], BaseModel]) -> CallToolResult:
+    """Run engine work off the event loop; turn our errors into tool errors the model can act on."""
+    try:
+        model = await anyio.to_thread.run_sync(call)
+    except SparsereadError as exc:
+        raise ToolError(str(exc)) from exc
+    except Exception as exc:  # the tool boundary: log the detail, answer with an id, never a traceback
+        error_id = secrets.token_hex(4)
+        logger.exception("internal error %s", error_id)
+        raise ToolError(
+            f"internal error (id {error_id}); the server log has the details. {type(exc).__name__}"
+        ) from exc
+    return _result(model)
+
+
 def _result(model: BaseModel) -> CallToolResult:
     # Compact JSON for the model to read (the SDK's default indents it); the typed copy for clients.
     return CallToolResult(
@@ -79,7 +98,7 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
         budget_tokens: Budget = None,
     ) -> Annotated[CallToolResult, Preview]:
         call = partial(engine.preview, session_key(ctx), path, intent, budget_tokens or 2_000)
-        return _result(await anyio.to_thread.run_sync(call))
+        return await _run(call)
 
     @server.tool(
         name="sro_read",
@@ -109,7 +128,7 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
             cursor=cursor,
         )
         call = partial(engine.read, session_key(ctx), request)
-        return _result(await anyio.to_thread.run_sync(call))
+        return await _run(call)
 
     @server.tool(
         name="sro_card",
@@ -122,6 +141,6 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
         path: Annotated[str | None, Field(description="Only this file's episodes.")] = None,
     ) -> Annotated[CallToolResult, Card]:
         call = partial(engine.card, session_key(ctx), path)
-        return _result(await anyio.to_thread.run_sync(call))
+        return await _run(call)
 
     return server

@@ -1,7 +1,8 @@
 """Check-before-delivery: fit a batch to the response budget, then to the ledger, or fall back.
 
 A sparse batch is chosen under the response budget, serialized, and only then checked against the
-ledger (E + payload <= L). A batch that would not fit intact is withheld and the faithful full view
+ledger (E + payload <= L, the payload being the items as serialized, pointers and escapes included,
+so reading a whole file in pieces does cost more than reading it once). A batch that would not fit intact is withheld and the faithful full view
 is delivered instead, once, paged with a cursor when it exceeds the response budget; earlier sparse
 items are listed in `retire` and the episode closes. Hence every episode delivers at most 2L.
 """
@@ -90,7 +91,7 @@ class Delivery:
         full_chars: int = 0,
     ) -> EvidencePack:
         episode, artifact = self.episode, self.parsed.artifact
-        payload = sum(len(i.text) for i in items)
+        payload = full_chars or serialized_chars(items)
         sparse = 0 if full_chars else payload
         coverage, unresolved = self.coverage(spans)
         return EvidencePack(
@@ -128,6 +129,11 @@ class Delivery:
         )
 
 
+def serialized_chars(items: list[EvidenceItem]) -> int:
+    """A sparse batch is charged what it costs the reader: each item as serialized, pointer included."""
+    return sum(len(item.model_dump_json(exclude_none=True)) for item in items)
+
+
 def deliver_sparse(d: Delivery, candidates: list[Candidate], extras: Extras, *, max_items: int) -> EvidencePack:
     """Deliver the best candidates that fit the budget, or the full view when the ledger says so."""
     episode = d.episode
@@ -140,46 +146,44 @@ def deliver_sparse(d: Delivery, candidates: list[Candidate], extras: Extras, *, 
             already.append(item_for(d.parsed, c).pointer)
         else:
             fresh.append(c)
-    frame = d.pack(items=[], spans=[], decision="sparse", reason="", extras=extras, already=already[:5])
-    _, frame_tokens = d.render(frame)
-    available = d.budget_tokens - frame_tokens - _SLACK_TOKENS - 40 * max_items
-    chosen: list[tuple[Candidate, EvidenceItem]] = []
-    used = 0
-    for c in fresh:
-        if len(chosen) >= max_items:
-            break
-        item = item_for(d.parsed, c)
-        cost = d.counter.count(item.model_dump_json(exclude_none=True)) + 1
-        if used + cost <= available:
-            chosen.append((c, item))
-            used += cost
-    if fresh and not chosen:
-        smallest = min(d.counter.count(item_for(d.parsed, c).text) for c in fresh[:10])
-        raise BudgetTooSmall(
-            f"budget_tokens={d.budget_tokens} cannot hold even one passage: the best ones need about "
-            f"{frame_tokens + smallest + 60} tokens; raise budget_tokens or narrow the target with an anchor"
+    def build(chosen: list[tuple[Candidate, EvidenceItem]]) -> EvidencePack:
+        reason = (
+            f"sparse read: {len(chosen)} passage(s) within E <= L"
+            if chosen
+            else "nothing new to deliver: every match was delivered already in this episode"
         )
-    reason = (
-        f"sparse read: {len(chosen)} passage(s) within E <= L"
-        if chosen
-        else "nothing new to deliver: no passage matches that was not delivered already"
-    )
-    while True:
         items = [item for _, item in chosen]
         spans = [(c.start, c.end) for c, _ in chosen]
-        payload = sum(len(i.text) for i in items)
-        if not episode.ledger.fits(payload):
-            return _fallback(d, extras, payload)
-        pack = d.finish(
+        return d.finish(
             d.pack(items=items, spans=spans, decision="sparse", reason=reason, extras=extras, already=already[:5])
         )
-        if pack.tokens <= d.budget_tokens or not chosen:
-            break
-        chosen.pop()
+
+    # Greedy by rank, each addition checked on the serialized response, so the budget is exact.
+    chosen: list[tuple[Candidate, EvidenceItem]] = []
+    pack = build(chosen)
     if pack.tokens > d.budget_tokens:
         raise BudgetTooSmall(
             f"budget_tokens={d.budget_tokens} is below this response's frame ({pack.tokens} tokens); raise it"
         )
+    smallest_missing: int | None = None
+    for c in fresh:
+        if len(chosen) >= max_items:
+            break
+        item = item_for(d.parsed, c)
+        trial = build([*chosen, (c, item)])
+        if trial.tokens <= d.budget_tokens:
+            chosen.append((c, item))
+            pack = trial
+        elif smallest_missing is None or trial.tokens < smallest_missing:
+            smallest_missing = trial.tokens
+    if fresh and not chosen and smallest_missing is not None:
+        raise BudgetTooSmall(
+            f"budget_tokens={d.budget_tokens} cannot hold even one passage: the best one needs "
+            f"{smallest_missing} tokens; raise budget_tokens or narrow the target with an anchor"
+        )
+    payload = serialized_chars([item for _, item in chosen])
+    if not episode.ledger.fits(payload):
+        return _fallback(d, extras, payload)
     episode.ledger.charge_sparse(payload)
     for c, item in chosen:
         episode.delivered.append(

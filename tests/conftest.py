@@ -1,0 +1,68 @@
+"""Shared fixtures: small committed artifacts, the shared evaluation data, and an independent anchor oracle."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import settings as hypothesis_settings
+
+from sparseread_mcp import ReadEngine, Settings
+
+FIXTURES = Path(__file__).parent / "fixtures"
+REPO = Path(__file__).resolve().parent.parent
+
+hypothesis_settings.register_profile("ci", max_examples=500, deadline=None)
+hypothesis_settings.register_profile("dev", max_examples=120, deadline=None)
+hypothesis_settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+def shared_data() -> Path | None:
+    configured = os.environ.get("SPARSEREAD_SHARED_DATA")
+    candidates = [Path(configured)] if configured else []
+    candidates.append(REPO.parent / "shared" / "data")
+    return next((p for p in candidates if (p / "financebench" / "questions.jsonl").exists()), None)
+
+
+@pytest.fixture(scope="session")
+def financebench() -> Path:
+    data = shared_data()
+    if data is None:
+        pytest.skip("../shared/data is not present (set SPARSEREAD_SHARED_DATA)")
+    return data / "financebench"
+
+
+@pytest.fixture(scope="session")
+def financebench_question(financebench: Path) -> dict[str, object]:
+    """The first question whose filing text is long (a real sparse-reading case)."""
+    for line in (financebench / "questions.jsonl").read_text().splitlines():
+        question = json.loads(line)
+        if (financebench / question["doc_file"]).stat().st_size > 200_000:
+            return question
+    raise AssertionError("no long FinanceBench document found")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> ReadEngine:
+    return ReadEngine(Settings(roots=(tmp_path,)))
+
+
+def source_at(text: str, anchor: str) -> str:
+    """An oracle independent of the package: the exact source text an anchor names."""
+    lines = text.split("\n")
+    if m := re.fullmatch(r"L(\d+):C(\d+)-C(\d+)", anchor):
+        line, first, last = (int(g) for g in m.groups())
+        return lines[line - 1][first - 1 : last]
+    if m := re.fullmatch(r"L(\d+)(?:-L(\d+))?", anchor):
+        first = int(m.group(1))
+        last = int(m.group(2) or first)
+        return "\n".join(lines[first - 1 : last])
+    raise AssertionError(f"unexpected anchor {anchor!r}")

@@ -1,0 +1,161 @@
+"""The Read Intent Protocol: intents, the five actions, coverage and invalidation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import source_at
+from docs import long_markdown
+
+from sparseread_mcp import Intent, IntentError, ReadEngine, ReadRequest, Settings, Slot
+
+
+@pytest.fixture
+def manual(tmp_path: Path) -> tuple[ReadEngine, str]:
+    text = long_markdown()
+    (tmp_path / "manual.md").write_text(text)
+    return ReadEngine(Settings(roots=(tmp_path,))), text
+
+
+def test_focus_finds_the_needle_verbatim(manual: tuple[ReadEngine, str]) -> None:
+    engine, text = manual
+    pack = engine.read("s", ReadRequest(target="manual.md", intent=Intent(goal="which paragraph", needles=["SEC17-P1-MARK"])))
+    assert pack.gate.decision == "sparse"
+    assert "SEC17-P1-MARK" in pack.items[0].text
+    for item in pack.items:
+        assert source_at(text, item.anchor) == item.text
+        assert item.pointer.startswith("manual.md@sha256:") and item.pointer.endswith("#" + item.anchor)
+
+
+def test_first_intent_becomes_the_session_intent_and_fills_unsaid_fields(manual: tuple[ReadEngine, str]) -> None:
+    engine, _ = manual
+    engine.read("s", ReadRequest(target="manual.md", intent=Intent(goal="rates in the tables", want="table")))
+    pack = engine.read("s", ReadRequest(target="manual.md", intent=Intent(needles=["rate30"])))
+    assert pack.episode.objective == "rates in the tables"
+    assert any("rate30" in i.text for i in pack.items)
+    card = engine.card("s")
+    assert card.session_intent is not None and card.session_intent.goal == "rates in the tables"
+
+
+def test_underspecified_intent_gets_a_bounded_preview_and_what_to_add(manual: tuple[ReadEngine, str]) -> None:
+    engine, _ = manual
+    pack = engine.read("s", ReadRequest(target="manual.md", intent=Intent(goal="the of and")))
+    assert pack.items == []
+    assert pack.preview is not None and pack.preview.outline
+    assert pack.message and "goal" in pack.message and "needles" in pack.message
+    assert pack.tokens <= 8000
+
+
+def test_refine_never_resends_an_item(manual: tuple[ReadEngine, str]) -> None:
+    engine, text = manual
+    first = engine.read("s", ReadRequest(target="manual.md", intent=Intent(goal="glacier orchard violin")))
+    seen = [(i.lines, i.anchor) for i in first.items]
+    spans = [source_at(text, i.anchor) for i in first.items]
+    for _ in range(5):
+        more = engine.read("s", ReadRequest(target="manual.md", action="refine"))
+        for item in more.items:
+            assert (item.lines, item.anchor) not in seen
+            assert item.text not in spans
+            seen.append((item.lines, item.anchor))
+            spans.append(item.text)
+        assert more.episode.id == first.episode.id
+
+
+def test_refine_around_an_anchor_expands_to_the_neighbours(manual: tuple[ReadEngine, str]) -> None:
+    engine, _ = manual
+    pack = engine.read("s", ReadRequest(target="manual.md", intent=Intent(needles=["SEC20-P1-MARK"])))
+    anchor = pack.items[0].anchor
+    more = engine.read("s", ReadRequest(target=f"manual.md#{anchor}", action="refine"))
+    assert more.items
+    first_line = pack.items[0].lines[0]
+    assert all(abs(i.lines[0] - first_line) < 40 for i in more.items)
+
+
+def test_collect_reports_coverage_per_slot_and_never_claims_sufficiency(manual: tuple[ReadEngine, str]) -> None:
+    engine, _ = manual
+    slots = [
+        Slot(id="rate40", question="what is the rate in section 40", aliases=["rate40"]),
+        Slot(id="marker", question="unique marker SEC5-P2-MARK", aliases=["SEC5-P2-MARK"]),
+        Slot(id="absent", question="quarterly dividend of the zeppelin company"),
+    ]
+    pack = engine.read("s", ReadRequest(target="manual.md", action="collect", intent=Intent(slots=slots)))
+    status = {c.slot: c.status for c in pack.coverage}
+    assert status["rate40"] == "found" and status["marker"] == "found"
+    assert status["absent"] != "found"
+    assert "absent" in pack.unresolved and "rate40" not in pack.unresolved
+    found = {c.slot: c.pointers for c in pack.coverage}
+    assert any("rate40" in i.text for i in pack.items if i.pointer in found["rate40"])
+    assert "sufficient" not in pack.model_dump_json()
+
+
+def test_verify_a_claim_supported_and_contradicted(manual: tuple[ReadEngine, str]) -> None:
+    engine, _ = manual
+    ok = engine.read("s", ReadRequest(target="manual.md", action="verify", intent=Intent(goal="rate40 is 120.5%")))
+    assert ok.verification is not None and ok.verification.status == "supported"
+    assert "120.5%" in ok.items[0].text
+    bad = engine.read("t", ReadRequest(target="manual.md", action="verify", intent=Intent(goal="rate40 is 99.5%")))
+    assert bad.verification is not None and bad.verification.status == "contradicted"
+    with pytest.raises(IntentError, match="claim"):
+        engine.read("u", ReadRequest(target="manual.md", action="verify"))
+
+
+def test_pointers_dereference_and_verify_ok_moved_changed(tmp_path: Path) -> None:
+    text = long_markdown()
+    doc = tmp_path / "manual.md"
+    doc.write_text(text)
+    engine = ReadEngine(Settings(roots=(tmp_path,)))
+    pack = engine.read("s", ReadRequest(target="manual.md", intent=Intent(needles=["SEC30-P0-MARK"])))
+    pointer = pack.items[0].pointer
+    deref = engine.read("d", ReadRequest(target=pointer))
+    assert deref.items[0].text == pack.items[0].text
+    assert engine.read("v", ReadRequest(target=pointer, action="verify")).verification.status == "ok"  # type: ignore[union-attr]
+    doc.write_text("# Preface\n\nA new opening paragraph.\n\n" + text)
+    moved = engine.read("v", ReadRequest(target=pointer, action="verify")).verification
+    assert moved is not None and moved.status == "moved" and moved.new_anchor
+    doc.write_text(text.replace("SEC30-P0-MARK", "SEC30-P0-EDITED"))
+    changed = engine.read("v", ReadRequest(target=pointer, action="verify")).verification
+    assert changed is not None and changed.status == "changed" and "EDITED" in (changed.diff or "")
+    doc.unlink()
+    with pytest.raises(Exception, match="gone"):
+        engine.read("v", ReadRequest(target=pointer, action="verify"))
+
+
+def test_a_changed_file_invalidates_earlier_evidence(tmp_path: Path) -> None:
+    doc = tmp_path / "manual.md"
+    doc.write_text(long_markdown())
+    engine = ReadEngine(Settings(roots=(tmp_path,)))
+    first = engine.read("s", ReadRequest(target="manual.md", intent=Intent(goal="harbor lantern")))
+    doc.write_text(long_markdown(seed=99))
+    assert engine.card("s").changed == ["manual.md"]
+    second = engine.read("s", ReadRequest(target="manual.md", intent=Intent(goal="harbor lantern")))
+    assert second.invalidated == [i.pointer for i in first.items]
+    assert second.message and "changed" in second.message
+    assert second.episode.id != first.episode.id
+    card = engine.card("s")
+    assert card.changed == []
+    assert [e.stale for e in card.episodes] == [True, False]
+
+
+def test_count_is_an_exact_operation_over_the_whole_file(manual: tuple[ReadEngine, str]) -> None:
+    engine, text = manual
+    pack = engine.read("s", ReadRequest(target="manual.md", intent=Intent(goal="how many tables", want="count",
+                                                                          needles=["| key | value |"])))
+    assert pack.result is not None and pack.result.value == text.count("| key | value |")
+
+
+def test_scout_returns_the_preview_in_the_pack(manual: tuple[ReadEngine, str]) -> None:
+    engine, text = manual
+    pack = engine.read("s", ReadRequest(target="manual.md", action="scout"))
+    assert pack.preview is not None
+    assert pack.preview.full_view_chars == len(text)
+    assert pack.preview.route == "sparse"
+    assert [o.title for o in pack.preview.outline][:2] == ["Field manual", "Section 1: invoice"]
+
+
+def test_section_anchor_reads_that_section(manual: tuple[ReadEngine, str]) -> None:
+    engine, text = manual
+    pack = engine.read("s", ReadRequest(target="manual.md#Section 12: glacier", budget_tokens=4000))
+    assert pack.items[0].text.startswith("## Section 12: glacier")
+    assert "SEC13" not in pack.items[0].text
+    assert source_at(text, pack.items[0].anchor) == pack.items[0].text

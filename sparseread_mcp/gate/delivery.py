@@ -72,6 +72,19 @@ class Delivery:
         _, second = self.render(pack.model_copy(update={"tokens": first}))
         return pack.model_copy(update={"tokens": second})
 
+    def fit(self, pack: EvidencePack) -> EvidencePack:
+        """Finish a pack without evidence items, dropping hints (never evidence) until it fits the budget."""
+        pack = self.finish(pack)
+        while pack.tokens > self.budget_tokens and (pack.next or pack.already_delivered):
+            update = {"next": pack.next[:-1]} if pack.next else {"already_delivered": []}
+            pack = self.finish(pack.model_copy(update=update))
+        if pack.tokens > self.budget_tokens:
+            raise BudgetTooSmall(
+                f"budget_tokens={self.budget_tokens} is below this response's frame ({pack.tokens} tokens); "
+                "raise budget_tokens"
+            )
+        return pack
+
     def commit(self, pack: EvidencePack) -> EvidencePack:
         """Remember the coverage a delivered pack reported, for the session card."""
         self.episode.coverage.update({c.slot: c for c in pack.coverage})
@@ -162,9 +175,8 @@ def deliver_sparse(d: Delivery, candidates: list[Candidate], extras: Extras, *, 
     chosen: list[tuple[Candidate, EvidenceItem]] = []
     pack = build(chosen)
     if pack.tokens > d.budget_tokens:
-        raise BudgetTooSmall(
-            f"budget_tokens={d.budget_tokens} is below this response's frame ({pack.tokens} tokens); raise it"
-        )
+        pack = d.fit(pack)  # drops hints until the frame fits, or says the budget is too small
+        extras.next, already = list(pack.next), list(pack.already_delivered)
     smallest_missing: int | None = None
     for c in fresh:
         if len(chosen) >= max_items:
@@ -261,7 +273,7 @@ def _already_full(d: Delivery, candidates: list[Candidate], extras: Extras) -> E
     if not paging:
         extras.next.append("state a new goal to open a new episode if the full view is no longer in context")
     cursor = f"{d.episode.id}:{d.episode.full_view_next}" if paging else None
-    return d.finish(d.pack(items=[], spans=[], decision="full_view", reason=reason, extras=extras, cursor=cursor))
+    return d.fit(d.pack(items=[], spans=[], decision="full_view", reason=reason, extras=extras, cursor=cursor))
 
 
 def _page_end(d: Delivery, text: str, start: int, capacity: int) -> int:

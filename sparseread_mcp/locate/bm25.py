@@ -31,6 +31,8 @@ class Bm25Locator:
     name = "bm25"
 
     def rank(self, parsed: ParsedArtifact, query: Query) -> list[tuple[int, float]]:
+        if not parsed.passages:
+            return []
         index = parsed.locator_state.get(_STATE_KEY)
         if index is None:
             index = _Index(parsed)

@@ -24,8 +24,17 @@ def test_column_anchors_round_trip(line: int, first: int, extra: int) -> None:
 
 @pytest.mark.parametrize(
     ("text", "kind"),
-    [("L3", "lines"), ("L3-L9", "lines"), ("L2:C5-C80", "columns"), ("p12", "page"), ("p2:L3-L20", "page"),
-     ("row=17", "row"), ("$.a.b", "keypath"), ("Renewal", "section"), ("Store.load", "section")],
+    [
+        ("L3", "lines"),
+        ("L3-L9", "lines"),
+        ("L2:C5-C80", "columns"),
+        ("p12", "page"),
+        ("p2:L3-L20", "page"),
+        ("row=17", "row"),
+        ("$.a.b", "keypath"),
+        ("Renewal", "section"),
+        ("Store.load", "section"),
+    ],
 )
 def test_anchor_kinds(text: str, kind: str) -> None:
     anchor = parse_anchor(text)
@@ -35,7 +44,7 @@ def test_anchor_kinds(text: str, kind: str) -> None:
 
 @pytest.mark.parametrize("bad", ["L0", "L9-L3", "L3:C9-C2", "L1x"])
 def test_malformed_line_anchors_say_what_to_use(bad: str) -> None:
-    with pytest.raises(AnchorError, match="L12|1-based"):
+    with pytest.raises(AnchorError, match=r"L12|1-based"):
         parse_anchor(bad)
 
 

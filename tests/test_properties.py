@@ -22,7 +22,9 @@ sentence = st.lists(word, min_size=1, max_size=30).map(lambda ws: " ".join(ws) +
 paragraph = st.lists(sentence, min_size=1, max_size=8).map(" ".join)
 block = st.one_of(
     paragraph,
-    st.tuples(st.integers(1, 3), st.lists(word, min_size=1, max_size=4)).map(lambda t: "#" * t[0] + " " + " ".join(t[1])),
+    st.tuples(st.integers(1, 3), st.lists(word, min_size=1, max_size=4)).map(
+        lambda t: "#" * t[0] + " " + " ".join(t[1])
+    ),
     st.lists(paragraph, min_size=1, max_size=3).map(lambda ps: "\n".join("- " + p for p in ps)),
     st.lists(word, min_size=2, max_size=4).map(lambda ws: "| " + " | ".join(ws) + " |\n|---|---|"),
     paragraph.map(lambda p: "```\n" + p + "\n```"),
@@ -39,8 +41,12 @@ intent = st.one_of(
     st.builds(
         Intent,
         slots=st.lists(
-            st.builds(Slot, id=st.sampled_from(["a", "b", "c"]), question=st.lists(word, min_size=1, max_size=5).map(" ".join)),
-            min_size=1, max_size=3, unique_by=lambda s: s.id,
+            st.builds(
+                Slot, id=st.sampled_from(["a", "b", "c"]), question=st.lists(word, min_size=1, max_size=5).map(" ".join)
+            ),
+            min_size=1,
+            max_size=3,
+            unique_by=lambda s: s.id,
         ),
     ),
     st.builds(Intent, goal=st.just("all of it"), need_full=st.just(True)),
@@ -65,8 +71,13 @@ def test_the_gate_and_protocol_invariants_hold(
     sparse_spans: dict[str, list[tuple[str, str]]] = {}
     cursor: str | None = None
     for action, intent_, budget, anchor in calls:
-        request = ReadRequest(target=name + (anchor or ""), action=action, intent=intent_, budget_tokens=budget,  # type: ignore[arg-type]
-                              cursor=cursor)
+        request = ReadRequest(
+            target=name + (anchor or ""),
+            action=action,
+            intent=intent_,
+            budget_tokens=budget,  # type: ignore[arg-type]
+            cursor=cursor,
+        )
         try:
             pack = engine.read("session", request)
         except (BudgetTooSmall, AnchorError, IntentError):

@@ -20,7 +20,9 @@ def manual(tmp_path: Path) -> tuple[ReadEngine, str]:
 
 def test_focus_finds_the_needle_verbatim(manual: tuple[ReadEngine, str]) -> None:
     engine, text = manual
-    pack = engine.read("s", ReadRequest(target="manual.md", intent=Intent(goal="which paragraph", needles=["SEC17-P1-MARK"])))
+    pack = engine.read(
+        "s", ReadRequest(target="manual.md", intent=Intent(goal="which paragraph", needles=["SEC17-P1-MARK"]))
+    )
     assert pack.gate.decision == "sparse"
     assert "SEC17-P1-MARK" in pack.items[0].text
     for item in pack.items:
@@ -139,8 +141,12 @@ def test_a_changed_file_invalidates_earlier_evidence(tmp_path: Path) -> None:
 
 def test_count_is_an_exact_operation_over_the_whole_file(manual: tuple[ReadEngine, str]) -> None:
     engine, text = manual
-    pack = engine.read("s", ReadRequest(target="manual.md", intent=Intent(goal="how many tables", want="count",
-                                                                          needles=["| key | value |"])))
+    pack = engine.read(
+        "s",
+        ReadRequest(
+            target="manual.md", intent=Intent(goal="how many tables", want="count", needles=["| key | value |"])
+        ),
+    )
     assert pack.result is not None and pack.result.value == text.count("| key | value |")
 
 

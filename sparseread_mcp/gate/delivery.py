@@ -1,10 +1,11 @@
 """Check-before-delivery: fit a batch to the response budget, then to the ledger, or fall back.
 
 A sparse batch is chosen under the response budget, serialized, and only then checked against the
-ledger (E + payload <= L, the payload being the items as serialized, pointers and escapes included,
-so reading a whole file in pieces does cost more than reading it once). A batch that would not fit intact is withheld and the faithful full view
-is delivered instead, once, paged with a cursor when it exceeds the response budget; earlier sparse
-items are listed in `retire` and the episode closes. Hence every episode delivers at most 2L.
+ledger: E + payload <= L, the payload being the items as serialized (pointers and escapes included),
+so reading a whole file in pieces costs more than reading it once. A batch that would not fit intact
+is withheld and the faithful full view is delivered instead, once, paged with a cursor when it exceeds
+the response budget; earlier sparse items are listed in `retire` and the episode closes. Hence every
+episode delivers at most 2L.
 """
 
 from __future__ import annotations
@@ -159,6 +160,7 @@ def deliver_sparse(d: Delivery, candidates: list[Candidate], extras: Extras, *, 
             already.append(item_for(d.parsed, c).pointer)
         else:
             fresh.append(c)
+
     def build(chosen: list[tuple[Candidate, EvidenceItem]]) -> EvidencePack:
         reason = (
             f"sparse read: {len(chosen)} passage(s) within E <= L"

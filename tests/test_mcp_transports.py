@@ -1,0 +1,100 @@
+"""The installed server, driven by the official MCP client over stdio and streamable HTTP."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+from flow import reading_flow
+from mcp import Client, StdioServerParameters
+
+from sparseread_mcp import Settings
+from sparseread_mcp.server import create_server
+
+pytestmark = pytest.mark.anyio
+
+
+def installed_command() -> str:
+    script = Path(sys.executable).with_name("sparseread-mcp")
+    if not script.exists():
+        pytest.skip("the sparseread-mcp console script is not installed in this environment")
+    return str(script)
+
+
+def flow_inputs(financebench: Path, question: dict[str, object]) -> tuple[str, str, str]:
+    path = Path(str(question["doc_file"])).name
+    source = (financebench / "docs" / path).read_text(encoding="utf-8")
+    return path, source, str(question["question"])
+
+
+async def test_stdio_flow_on_a_financebench_filing(
+    financebench: Path, financebench_question: dict[str, object]
+) -> None:
+    path, source, question = flow_inputs(financebench, financebench_question)
+    params = StdioServerParameters(command=installed_command(), args=["--root", str(financebench / "docs")])
+    with anyio.fail_after(120):
+        async with Client(params) as client:
+            await reading_flow(client, path, source, question)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def http_server(financebench: Path, tmp_path: Path) -> Iterator[str]:
+    port = free_port()
+    log = (tmp_path / "server.log").open("wb")
+    process = subprocess.Popen(
+        [
+            installed_command(),
+            "--http",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--root",
+            str(financebench / "docs"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:  # bounded: the server either listens or the deadline fails the test
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(f"server did not start: {(tmp_path / 'server.log').read_text()}") from None
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        log.close()
+
+
+async def test_http_flow_on_a_financebench_filing(
+    http_server: str, financebench: Path, financebench_question: dict[str, object]
+) -> None:
+    path, source, question = flow_inputs(financebench, financebench_question)
+    with anyio.fail_after(120):
+        async with Client(http_server) as client:
+            await reading_flow(client, path, source, question)
+
+
+async def test_in_memory_flow(financebench: Path, financebench_question: dict[str, object]) -> None:
+    path, source, question = flow_inputs(financebench, financebench_question)
+    server = create_server(Settings(roots=(financebench / "docs",)))
+    async with Client(server) as client:
+        await reading_flow(client, path, source, question)

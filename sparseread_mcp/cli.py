@@ -99,10 +99,11 @@ def _serve(settings: Settings, *, http: bool) -> int:
 
 def _run_command(args: argparse.Namespace, settings: Settings) -> int:
     from .engine import ReadEngine, ReadRequest
-    from .models import Intent
+    from .models import EvidencePack, Intent, Preview
 
     engine = ReadEngine(settings)
     as_json = getattr(args, "json", False)
+    result: Preview | EvidencePack
     if args.command == "preview":
         result = engine.preview("cli", args.path)
     elif args.command == "verify":

@@ -11,11 +11,11 @@ from .artifacts import LruCache, load_artifact
 from .config import HARD_RESPONSE_CAP_TOKENS, MIN_BUDGET_TOKENS, Settings
 from .errors import BudgetTooSmall, IntentError, SparsereadError, StaleArtifact, UnsupportedArtifact
 from .evidence import Candidate, pointer_for
-from .gate.delivery import Delivery, Extras, deliver_full, deliver_sparse
+from .gate.delivery import CoverageFn, Delivery, Extras, deliver_full, deliver_sparse
 from .gate.ledger import Ledger
 from .gate.route import choose_route
 from .locate import get_locator
-from .models import ArtifactRef, Card, EpisodeState, EvidencePack, Intent, OpResult, Preview, SlotCoverage
+from .models import ArtifactRef, Card, EpisodeState, EvidencePack, GateDecision, Intent, OpResult, Preview, SlotCoverage
 from .preview import build_preview
 from .protocol import actions
 from .protocol.coverage import summarize, support
@@ -121,7 +121,9 @@ class ReadEngine:
         with session.lock:
             wanted = self.roots.resolve(path).relative if path else None
             changed = sorted(p for p in session.seen if (wanted is None or p == wanted) and self._changed(session, p))
-            states, pointers, coverage = [], [], {}
+            states: list[EpisodeState] = []
+            pointers: list[str] = []
+            coverage: dict[str, SlotCoverage] = {}
             for episode in session.episodes.values():
                 if wanted is not None and episode.path != wanted:
                     continue
@@ -190,7 +192,7 @@ class ReadEngine:
             full_view_tokens=episode.full_view_tokens, native_fit_tokens=self.settings.native_fit_tokens, intent=intent
         )
         if view == "full" or (route.native and target.anchor is None and action != "verify"):
-            decision = "native_fit" if route.native and view != "full" else "full_view"
+            decision: GateDecision = "native_fit" if route.native and view != "full" else "full_view"
             reason = route.reason if view != "full" else "view=full was asked: the faithful full view"
             return deliver_full(d, extras, start=0, decision=decision, reason=reason)
         if target.anchor is not None:
@@ -369,7 +371,7 @@ class ReadEngine:
             coverage=self._coverage_fn(parsed, episode, intent),
         )
 
-    def _coverage_fn(self, parsed: ParsedArtifact, episode: Episode, intent: Intent | None):  # type: ignore[no-untyped-def]
+    def _coverage_fn(self, parsed: ParsedArtifact, episode: Episode, intent: Intent | None) -> CoverageFn:
         slots = actions.slots_of(intent) if intent and (intent.goal or intent.slots or intent.needles) else []
         unit_limit = 2 * self.settings.passage_chars
 

@@ -44,7 +44,7 @@ IntentArg = Annotated[
         "come from the session's first intent."
     ),
 ]
-_READ_ONLY = ToolAnnotations(readOnlyHint=True, idempotentHint=False, openWorldHint=False)
+_READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=False, open_world_hint=False)
 
 
 def session_key(ctx: Context) -> str:

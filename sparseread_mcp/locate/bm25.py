@@ -43,9 +43,9 @@ class Bm25Locator:
         ranked: dict[int, float] = {}
         if scores.size:
             top = float(scores.max()) or 1.0
-            for i in np.flatnonzero(scores > 0):
-                ranked[int(i)] = float(scores[i]) / top
-        for i, count in hits.items():
+            for position in np.flatnonzero(scores > 0):
+                ranked[int(position)] = float(scores[position]) / top
+        for index, count in hits.items():
             # An exact needle outranks any purely statistical match.
-            ranked[i] = ranked.get(i, 0.0) + 1.0 + min(count, 5) * 0.1
+            ranked[index] = ranked.get(index, 0.0) + 1.0 + min(count, 5) * 0.1
         return sorted(ranked.items(), key=lambda pair: (-pair[1], pair[0]))

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from ..evidence import Candidate, passage_candidate, pointer_for
 from ..locate.base import Locator
 from ..locate.terms import terms
-from ..models import Intent, Slot, Verification
+from ..models import Intent, Slot, Verification, VerifyStatus
 from ..readers.base import ParsedArtifact
 from .coverage import GOAL_SLOT, PARTIAL_SUPPORT, support
 from .intents import query_for
@@ -89,7 +89,10 @@ def refine(
 ) -> list[Candidate]:
     """Neighbours of `around` (or of what was delivered), then the next ranked candidates."""
     slots = slots_of(intent) if intent else []
-    fresh = lambda c: not episode.overlaps_delivered(c.start, c.end)  # noqa: E731
+
+    def fresh(c: Candidate) -> bool:
+        return not episode.overlaps_delivered(c.start, c.end)
+
     out: list[Candidate] = []
     if around is not None:
         out.extend(_neighbours(parsed, around, slots, width=2))
@@ -120,7 +123,8 @@ def verify_claim(parsed: ParsedArtifact, claim: str, locator: Locator) -> tuple[
     claim_terms = set(terms(claim))
     claim_numbers = {t for t in claim_terms if re.fullmatch(r"\d[\d.]*", t)}
     words = claim_terms - claim_numbers
-    best, best_status, best_reason = candidates[0], "not_found", "the best passage shares too few of its words"
+    best_status: VerifyStatus = "not_found"
+    best, best_reason = candidates[0], "the best passage shares too few of its words"
     for c in candidates:
         text_terms = set(terms(parsed.artifact.text[c.start : c.end]))
         word_share = len(words & text_terms) / len(words) if words else 1.0
@@ -134,7 +138,7 @@ def verify_claim(parsed: ParsedArtifact, claim: str, locator: Locator) -> tuple[
             best, best_status = c, "contradicted"
             best_reason = f"the passage matches the claim's words but not its numbers ({missing})"
     verification = Verification(
-        status=best_status,  # type: ignore[arg-type]
+        status=best_status,
         reason=best_reason,
         pointer=pointer_for(parsed, best.start, best.end),
     )

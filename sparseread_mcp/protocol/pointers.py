@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 
 from ..anchors import Anchor, Target
+from ..errors import AnchorError
 from ..lines import LineIndex
 from ..models import Verification
 from ..readers.base import ParsedArtifact, find_outline_entry
@@ -12,8 +13,6 @@ from ..readers.base import ParsedArtifact, find_outline_entry
 
 def anchored_span(parsed: ParsedArtifact, anchor: Anchor) -> tuple[int, int]:
     """The span an anchor names in this artifact (lines, columns, page or section)."""
-    from ..errors import AnchorError
-
     if anchor.kind == "section":
         span = parsed.section_span(anchor.name or "")
         if span is None:
@@ -65,10 +64,10 @@ def verify_pointer(target: Target, old_text: str | None, current: ParsedArtifact
     try:
         now_start, now_end = current.lines.span_of(target.anchor)
         now = text[now_start:now_end]
-    except Exception:  # the anchor may be out of range in the new version
+    except AnchorError:  # the anchor may be out of range in the new version
         now = ""
     diff = "\n".join(
-        difflib.unified_diff(snippet.split("\n"), now.split("\n"), "at " + target.rev, "now", lineterm="", n=1)
+        difflib.unified_diff(snippet.split("\n"), now.split("\n"), f"at {target.rev}", "now", lineterm="", n=1)
     )
     return Verification(
         status="changed", reason="the anchored text differs in the current file", pointer=pointer, diff=diff

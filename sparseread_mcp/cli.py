@@ -69,7 +69,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     level = getattr(args, "log_level", "WARNING").upper()
     logging.basicConfig(stream=sys.stderr, level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("bm25s").setLevel(max(logging.getLevelName(level), logging.WARNING))
     try:
         settings = settings_from(args)
         if args.command is None:

@@ -24,7 +24,26 @@ class TokenCounter:
         if not text:
             return 0
         # encode_ordinary: text that happens to contain "<|endoftext|>" is data, not a control token.
-        return len(self._encoding.encode_ordinary(text))
+        return sum(len(self._encoding.encode_ordinary(chunk)) for chunk in _chunks(text))
+
+
+#: The encoder refuses calls over 1M characters or 200k tokens; long texts are counted in line-aligned chunks.
+_CHUNK_CHARS = 40_000  # even at 4 bytes a token-worst case, under the 200k-token call limit
+
+
+def _chunks(text: str) -> list[str]:
+    """Split at newlines (where BPE pre-tokenization splits anyway), so the count stays exact."""
+    if len(text) <= _CHUNK_CHARS:
+        return [text]
+    chunks, start = [], 0
+    while start < len(text):
+        end = min(len(text), start + _CHUNK_CHARS)
+        if end < len(text):
+            newline = text.rfind("\n", start + _CHUNK_CHARS // 2, end)
+            end = newline + 1 if newline != -1 else end
+        chunks.append(text[start:end])
+        start = end
+    return chunks
 
 
 @lru_cache(maxsize=4)

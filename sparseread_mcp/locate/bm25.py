@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 
 from ..readers.base import ParsedArtifact
@@ -14,6 +16,9 @@ _STATE_KEY = "bm25.index"
 class _Index:
     def __init__(self, parsed: ParsedArtifact) -> None:
         import bm25s  # heavy import kept off the server's start-up path
+
+        # bm25s sets its own logger to DEBUG at import and announces every index build.
+        logging.getLogger("bm25s").setLevel(logging.WARNING)
 
         corpus = [terms(parsed.text_of(p)) or [""] for p in parsed.passages]
         self.model = bm25s.BM25()

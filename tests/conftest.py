@@ -17,7 +17,12 @@ REPO = Path(__file__).resolve().parent.parent
 
 hypothesis_settings.register_profile("ci", max_examples=500, deadline=None)
 hypothesis_settings.register_profile("dev", max_examples=120, deadline=None)
-hypothesis_settings.load_profile("ci" if os.environ.get("CI") else "dev")
+hypothesis_settings.register_profile(
+    "stress", max_examples=int(os.environ.get("SPARSEREAD_STRESS_EXAMPLES", "5000")), deadline=None
+)
+hypothesis_settings.load_profile(
+    "stress" if os.environ.get("SPARSEREAD_STRESS_EXAMPLES") else "ci" if os.environ.get("CI") else "dev"
+)
 
 
 def shared_data() -> Path | None:

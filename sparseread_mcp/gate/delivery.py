@@ -223,24 +223,32 @@ def deliver_full(
             f"budget_tokens={d.budget_tokens} leaves no room for full-view text after the "
             f"{frame_tokens}-token frame; raise budget_tokens to at least {frame_tokens + 300}"
         )
-    end = _page_end(d, text, start, capacity)
-    candidate = Candidate(start=start, end=end, score=1.0)
-    item = item_for(d.parsed, candidate) if end > start else None
-    more = end < len(text)
-    cursor = f"{episode.id}:{end}" if more else None
-    items = [item] if item else []
-    pack = d.finish(
-        d.pack(
-            items=items,
-            spans=[(start, end)],
-            decision=decision,
-            reason=reason,
-            extras=extras,
-            retire=retire,
-            cursor=cursor,
-            full_chars=end - start,
+    while True:
+        end = _page_end(d, text, start, capacity)
+        item = item_for(d.parsed, Candidate(start=start, end=end, score=1.0)) if end > start else None
+        more = end < len(text)
+        cursor = f"{episode.id}:{end}" if more else None
+        pack = d.finish(
+            d.pack(
+                items=[item] if item else [],
+                spans=[(start, end)],
+                decision=decision,
+                reason=reason,
+                extras=extras,
+                retire=retire,
+                cursor=cursor,
+                full_chars=end - start,
+            )
         )
-    )
+        overshoot = pack.tokens - d.budget_tokens
+        if overshoot <= 0:
+            break
+        # Coverage pointers grow with the page; shrink the page by the overshoot and measure again.
+        capacity -= overshoot + _SLACK_TOKENS
+        if capacity < 32:
+            raise BudgetTooSmall(
+                f"budget_tokens={d.budget_tokens} leaves no room for full-view text; raise budget_tokens"
+            )
     episode.ledger.charge_full(end - start)
     episode.full_view_next = end if more else None
     episode.full_view_done = not more

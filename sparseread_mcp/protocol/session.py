@@ -42,7 +42,8 @@ class Episode:
     coverage: dict[str, SlotCoverage] = field(default_factory=dict)
 
     def overlaps_delivered(self, start: int, end: int) -> bool:
-        return any(d.start < end and start < d.end for d in self.delivered)
+        # Equal spans count too, so even an empty line is never sent twice.
+        return any((d.start < end and start < d.end) or (d.start, d.end) == (start, end) for d in self.delivered)
 
     @property
     def full_view_started(self) -> bool:

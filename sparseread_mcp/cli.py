@@ -125,7 +125,7 @@ def _human(result: object) -> str:
 
     if isinstance(result, Preview):
         lines = [
-            f"{result.artifact.path} ({result.artifact.type}, {result.size_bytes} bytes, "
+            f"{result.artifact.path} ({result.artifact.type}, {result.artifact.size_bytes} bytes, "
             f"L={result.full_view_chars} chars / {result.full_view_tokens} tokens) route={result.route}",
             f"  {result.reason}",
         ]

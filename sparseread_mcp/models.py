@@ -47,6 +47,10 @@ class ArtifactRef(_Model):
     fingerprint: str
 
 
+class ArtifactInfo(ArtifactRef):
+    size_bytes: int
+
+
 class EpisodeRef(_Model):
     id: str
     artifact: ArtifactRef
@@ -112,8 +116,7 @@ class OutlineItem(_Model):
 class Preview(_Model):
     """A bounded Object Preview. For a native-fit artifact `content` is the whole text."""
 
-    artifact: ArtifactRef
-    size_bytes: int
+    artifact: ArtifactInfo
     full_view_chars: int
     full_view_tokens: int
     outline: list[OutlineItem]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .gate.route import Route
-from .models import ArtifactRef, EvidenceItem, OutlineItem, Preview
+from .models import ArtifactInfo, EvidenceItem, OutlineItem, Preview
 from .readers.base import OutlineEntry, ParsedArtifact
 from .tokens import TokenCounter
 
@@ -17,8 +17,9 @@ def build_preview(
     """Outline (levels dropped from the deepest until it fits), samples and signals within the budget."""
     artifact = parsed.artifact
     base = Preview(
-        artifact=ArtifactRef(path=artifact.path, type=parsed.type, fingerprint=artifact.fingerprint),
-        size_bytes=artifact.size_bytes,
+        artifact=ArtifactInfo(
+            path=artifact.path, type=parsed.type, fingerprint=artifact.fingerprint, size_bytes=artifact.size_bytes
+        ),
         full_view_chars=len(artifact.text),
         full_view_tokens=full_view_tokens,
         outline=[],

@@ -98,3 +98,17 @@ async def test_in_memory_flow(financebench: Path, financebench_question: dict[st
     server = create_server(Settings(roots=(financebench / "docs",)))
     async with Client(server) as client:
         await reading_flow(client, path, source, question)
+
+
+async def test_http_sessions_do_not_share_reading_state(
+    http_server: str, financebench_question: dict[str, object]
+) -> None:
+    path = Path(str(financebench_question["doc_file"])).name
+    with anyio.fail_after(60):
+        async with Client(http_server, mode="legacy") as first, Client(http_server, mode="legacy") as second:
+            await first.call_tool("sro_read", {"target": path, "intent": {"goal": "total revenue"}})
+            mine = (await first.call_tool("sro_card", {})).structured_content
+            theirs = (await second.call_tool("sro_card", {})).structured_content
+    assert mine is not None and theirs is not None
+    assert mine["session_intent"]["goal"] == "total revenue" and mine["episodes"]
+    assert theirs["session_intent"] is None and theirs["episodes"] == []

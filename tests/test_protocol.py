@@ -165,3 +165,14 @@ def test_section_anchor_reads_that_section(manual: tuple[ReadEngine, str]) -> No
     assert pack.items[0].text.startswith("## Section 12: glacier")
     assert "SEC13" not in pack.items[0].text
     assert source_at(text, pack.items[0].anchor) == pack.items[0].text
+
+
+def test_repeated_reads_of_an_unchanged_file_do_not_reparse_or_reindex(manual: tuple[ReadEngine, str]) -> None:
+    engine, _ = manual
+    engine.read("s", ReadRequest(target="manual.md", intent=Intent(goal="turbine")))
+    parsed = engine.open("manual.md")
+    index = parsed.locator_state["bm25.index"]
+    for goal in ("harbor", "violin lantern", "orchard"):
+        engine.read(f"other-{goal}", ReadRequest(target="manual.md", intent=Intent(goal=goal)))
+    assert engine.parse_count == 1
+    assert engine.open("manual.md").locator_state["bm25.index"] is index

@@ -79,3 +79,18 @@ def test_crlf_and_unicode_stay_verbatim(tmp_path: Path) -> None:
     parsed = parse(doc)
     for passage in parsed.passages:
         assert source_at(content, parsed.anchor_of(passage).format()) == parsed.text_of(passage)
+
+
+def test_long_paragraphs_split_between_lines_where_sentences_end(tmp_path: Path) -> None:
+    # Semantic line breaks: each sentence starts a line and long ones wrap onto a second line.
+    lines = []
+    for i in range(80):
+        lines.append(f"Clause {i} binds the carrier to deliver parcel batch {i} on time, in full and")
+        lines.append(f"with the documents that customs requires for batch {i}.")
+    doc = tmp_path / "clauses.md"
+    doc.write_text("\n".join(lines) + "\n")
+    parsed = parse(doc, passage_chars=500)
+    assert len(parsed.passages) > 5
+    for passage in parsed.passages:
+        assert parsed.anchor_of(passage).kind == "lines"
+        assert parsed.text_of(passage).rstrip().endswith("."), "a piece ended inside a sentence"

@@ -167,28 +167,40 @@ def _build_passages(index: LineIndex, blocks: list[_Block], target: int) -> tupl
 
 
 def _split_block(index: LineIndex, block: _Block, target: int) -> list[tuple[int, int]]:
-    """Split a long block at line boundaries; a line longer than the target splits into sentences."""
+    """Split a long block between lines, preferring lines that end a sentence.
+
+    Pieces are whole lines, so their anchors stay line ranges; a line longer than the target is split
+    into sentences with column anchors.
+    """
     pieces: list[tuple[int, int]] = []
-    group_start: int | None = None
-    group_end = 0
+    lines: list[tuple[int, int, bool]] = []  # the current group: (start, end, ends a sentence)
+
+    def cut() -> None:
+        # Close the group at its last sentence end past the middle, else at its last line.
+        group_start = lines[0][0]
+        split = len(lines)
+        for i in range(len(lines) - 1, 0, -1):
+            if lines[i - 1][2] and lines[i - 1][1] - group_start >= target // 2:
+                split = i
+                break
+        pieces.append((group_start, lines[split - 1][1]))
+        del lines[:split]
+
     for number in range(block.first, block.last + 1):
         s, e = index.starts[number - 1], index.line_end(number)
+        content = index.text[s:e].rstrip()
         if e - s > target:
-            if group_start is not None:
-                pieces.append((group_start, group_end))
-                group_start = None
+            while lines:
+                cut()
             pieces.extend(_split_line(index.text, s, e, target))
             continue
-        if not index.text[s:e].strip():
+        if not content:
             continue
-        if group_start is not None and e - group_start > target:
-            pieces.append((group_start, group_end))
-            group_start = None
-        if group_start is None:
-            group_start = s
-        group_end = e
-    if group_start is not None:
-        pieces.append((group_start, group_end))
+        while lines and e - lines[0][0] > target:
+            cut()
+        lines.append((s, e, content.endswith((".", "!", "?", ":", ";", "。"))))
+    while lines:
+        cut()
     return pieces
 
 

@@ -15,10 +15,11 @@ from .gate.delivery import CoverageFn, Delivery, Extras, deliver_full, deliver_s
 from .gate.ledger import Ledger
 from .gate.route import choose_route
 from .locate import get_locator
-from .models import ArtifactRef, Card, EpisodeState, EvidencePack, GateDecision, Intent, OpResult, Preview, SlotCoverage
+from .models import Card, EvidencePack, GateDecision, Intent, OpResult, Preview
 from .preview import build_preview
 from .protocol import actions
-from .protocol.coverage import summarize, support
+from .protocol.card import build_card
+from .protocol.coverage import episode_coverage
 from .protocol.intents import effective_intent, is_empty, missing_for_location, objective_of
 from .protocol.pointers import anchored_span, verify_pointer
 from .protocol.session import Episode, Session, SessionStore
@@ -121,41 +122,7 @@ class ReadEngine:
         with session.lock:
             wanted = self.roots.resolve(path).relative if path else None
             changed = sorted(p for p in session.seen if (wanted is None or p == wanted) and self._changed(session, p))
-            states: list[EpisodeState] = []
-            pointers: list[str] = []
-            coverage: dict[str, SlotCoverage] = {}
-            for episode in session.episodes.values():
-                if wanted is not None and episode.path != wanted:
-                    continue
-                states.append(
-                    EpisodeState(
-                        id=episode.id,
-                        artifact=ArtifactRef(path=episode.path, type=episode.type, fingerprint=episode.fingerprint),
-                        objective=episode.objective,
-                        full_view_chars=episode.ledger.full_view_chars,
-                        episode_chars=episode.ledger.sparse_chars,
-                        remaining_chars=episode.ledger.remaining,
-                        full_view_delivered=episode.full_view_done,
-                        closed=episode.closed,
-                        stale=episode.stale,
-                    )
-                )
-                pointers.extend(d.pointer for d in episode.delivered if not episode.stale)
-                coverage.update(episode.coverage)
-            steps = [f"re-read changed file {p}: its earlier evidence is stale" for p in changed]
-            missing = [c.slot for c in coverage.values() if c.status != "found"]
-            if missing:
-                steps.append(f"collect or refine for unresolved slots: {', '.join(missing)}")
-            if not states:
-                steps.append("sro_preview a file, then sro_read with an intent")
-            card = Card(
-                session_intent=session.intent,
-                episodes=states,
-                coverage=list(coverage.values()),
-                pointers=pointers[-40:],
-                changed=changed,
-                next=steps,
-            )
+            card = build_card(session, changed=changed, only_path=wanted)
             return card.model_copy(update={"tokens": self.counter.count(card.model_dump_json(exclude_none=True))})
 
     def _changed(self, session: Session, path: str) -> bool:
@@ -373,25 +340,7 @@ class ReadEngine:
 
     def _coverage_fn(self, parsed: ParsedArtifact, episode: Episode, intent: Intent | None) -> CoverageFn:
         slots = actions.slots_of(intent) if intent and (intent.goal or intent.slots or intent.needles) else []
-        unit_limit = 2 * self.settings.passage_chars
-
-        def coverage(spans: list[tuple[int, int]]) -> tuple[list[SlotCoverage], list[str]]:
-            evidence: dict[str, list[tuple[str, float]]] = {}
-            for start, end in [(d.start, d.end) for d in episode.delivered] + spans:
-                units = (
-                    [(start, end)]
-                    if end - start <= unit_limit
-                    else [(p.start, p.end) for p in parsed.passages if p.start >= start and p.end <= end]
-                )
-                for s, e in units:
-                    text = parsed.artifact.text[s:e]
-                    for slot in slots:
-                        if (value := support(slot, text)) > 0:
-                            evidence.setdefault(slot.id, []).append((pointer_for(parsed, s, e), value))
-            result = summarize([s.id for s in slots], evidence)
-            return result, [c.slot for c in result if c.status != "found"]
-
-        return coverage
+        return episode_coverage(parsed, episode, slots, unit_limit=2 * self.settings.passage_chars)
 
     def _note_version(self, session: Session, parsed: ParsedArtifact) -> list[str]:
         """When a file's fingerprint moved, its earlier evidence and coverage are invalidated."""

@@ -113,11 +113,12 @@ def _run_command(args: argparse.Namespace, settings: Settings) -> int:
             target=args.target, action=args.action, intent=intent, view=args.view, budget_tokens=args.budget_tokens
         )
         result = engine.read("cli", request)
-    if as_json:
-        print(result.model_dump_json(indent=2, exclude_none=True))
-    else:
-        print(_human(result))
-    return 0
+    while True:
+        print(result.model_dump_json(indent=2, exclude_none=True) if as_json else _human(result))
+        # One process is one session, so a cursor cannot outlive it: follow it here.
+        if not isinstance(result, EvidencePack) or not result.cursor:
+            return 0
+        result = engine.read("cli", ReadRequest(target=result.episode.artifact.path, cursor=result.cursor))
 
 
 def _human(result: object) -> str:
@@ -145,6 +146,4 @@ def _human(result: object) -> str:
         lines.append(f"coverage {cov.slot}: {cov.status}")
     e = result.exposure
     lines.append(f"exposure: {e.payload_chars} chars now, E={e.episode_chars} of L={e.full_view_chars}")
-    if result.cursor:
-        lines.append(f"more: --cursor {result.cursor}")
     return "\n".join(lines)

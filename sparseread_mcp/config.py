@@ -25,7 +25,7 @@ class Settings:
     #: Response budget when a call names none.
     default_budget_tokens: int = 8_000
     #: Target size of one passage, in characters; structure wins over this size.
-    passage_chars: int = 900
+    passage_chars: int = 500
     #: Token encoding used for every count (bundled, offline).
     tokenizer: str = "o200k_base"
     host: str = "127.0.0.1"

@@ -38,10 +38,11 @@ def test_need_full_gets_the_full_view_paged_with_a_cursor(tmp_path: Path) -> Non
 
 
 def test_a_batch_that_would_pass_L_is_withheld_and_the_full_view_sent_once(tmp_path: Path) -> None:
-    text = long_markdown(sections=6)
+    # Every paragraph matches, so refine keeps finding new passages until the ledger says stop.
+    text = "\n\n".join(f"Ledger entry {i}: the ledger balance moved by {i * 7} units on day {i}." for i in range(60))
     (tmp_path / "short.md").write_text(text)
     engine = ReadEngine(Settings(roots=(tmp_path,), native_fit_tokens=0))
-    goal = Intent(goal="warehouse invoice turbine glacier orchard satellite violin harbor lantern")
+    goal = Intent(goal="ledger balance entry")
     packs = [engine.read("s", ReadRequest(target="short.md", intent=goal))]
     while packs[-1].gate.decision == "sparse" and len(packs) < 60:
         packs.append(engine.read("s", ReadRequest(target="short.md", action="refine")))

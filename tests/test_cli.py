@@ -1,0 +1,52 @@
+"""The command line, run as a person or a script would."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import FIXTURES
+from docs import long_markdown
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "sparseread_mcp", *args], cwd=cwd, capture_output=True, text=True, timeout=60
+    )
+
+
+def test_preview_read_and_verify_from_the_shell(tmp_path: Path) -> None:
+    (tmp_path / "manual.md").write_text(long_markdown())
+    preview = run("preview", "manual.md", "--json", cwd=tmp_path)
+    assert preview.returncode == 0, preview.stderr
+    assert json.loads(preview.stdout)["route"] == "sparse"
+
+    read = run("read", "manual.md", "--needle", "SEC9-P2-MARK", "--json", cwd=tmp_path)
+    pack = json.loads(read.stdout)
+    assert "SEC9-P2-MARK" in pack["items"][0]["text"]
+
+    verify = run("verify", pack["items"][0]["pointer"], cwd=tmp_path)
+    assert verify.returncode == 0 and "verify: ok" in verify.stdout
+
+
+def test_full_view_is_printed_whole_across_pages(tmp_path: Path) -> None:
+    text = long_markdown(sections=40)
+    (tmp_path / "manual.md").write_text(text)
+    result = run("read", "manual.md", "--view", "full", "--budget-tokens", "2000", "--json", cwd=tmp_path)
+    decoder, pages, rest = json.JSONDecoder(), [], result.stdout.strip()
+    while rest:
+        page, end = decoder.raw_decode(rest)
+        pages.append(page)
+        rest = rest[end:].strip()
+    assert len(pages) > 1
+    assert "\n".join(p["items"][0]["text"] for p in pages) == text
+
+
+def test_errors_are_one_line_without_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "contract.md").write_text((FIXTURES / "contract.md").read_text())
+    result = run("read", "../outside.md", "--goal", "x", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: path '../outside.md' resolves outside the readable roots")
+    assert "Traceback" not in result.stderr

@@ -28,7 +28,7 @@ from .readers.registry import ReaderRegistry, default_registry
 from .roots import Roots
 from .tokens import TokenCounter
 
-View = Literal["snippets", "outline", "section", "lines", "full"]
+View = Literal["snippets", "outline", "section", "lines", "full", "compact"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -153,6 +153,8 @@ class ReadEngine:
             extras.message = "the file changed since it was last read: earlier evidence listed in `invalidated`"
         if request.since:
             return self._since(d, parsed, request.since, extras)
+        if view == "compact":
+            return self._compact(d, parsed, extras)
         if action == "scout" or view == "outline":
             return self._preview_pack(d, parsed, intent, budget, extras)
         route = choose_route(
@@ -209,6 +211,23 @@ class ReadEngine:
             )
             extras.next = [f"sub-range: #{h}" for h in hints]
             return deliver_sparse(d, [], extras, max_items=0)
+
+    def _compact(self, d: Delivery, parsed: ParsedArtifact, extras: Extras) -> EvidencePack:
+        """Code without comments and blank lines: lossy, so it is a result, never items or the full view."""
+        if parsed.compact_text is None:
+            raise IntentError(f"view='compact' exists for source code only; {parsed.artifact.path} is {parsed.type}")
+        size = self.counter.count(parsed.compact_text)
+        if size > d.budget_tokens - 600:
+            raise BudgetTooSmall(
+                f"the compact view of {parsed.artifact.path} is {size} tokens, over budget_tokens="
+                f"{d.budget_tokens}; raise it, or read symbols from the outline (target path#Symbol)"
+            )
+        extras.result = OpResult(
+            value=parsed.compact_text,
+            scanned=f"compact view: comments and blank lines dropped (lossy; {len(parsed.artifact.text)} chars "
+            "in the faithful full view)",
+        )
+        return deliver_sparse(d, [], extras, max_items=0)
 
     def _preview_pack(
         self, d: Delivery, parsed: ParsedArtifact, intent: Intent | None, budget: int, extras: Extras

@@ -111,6 +111,7 @@ class OutlineItem(_Model):
     anchor: str
     lines: tuple[int, int]
     level: int
+    signature: str | None = None
 
 
 class Preview(_Model):

@@ -48,7 +48,11 @@ def build_preview(
 
 def _outline_item(entry: OutlineEntry) -> OutlineItem:
     return OutlineItem(
-        title=entry.title, anchor=entry.anchor, lines=(entry.first_line, entry.last_line), level=entry.level
+        title=entry.title,
+        anchor=entry.anchor,
+        lines=(entry.first_line, entry.last_line),
+        level=entry.level,
+        signature=entry.signature,
     )
 
 

@@ -113,7 +113,10 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
         ctx: Context,
         action: Annotated[Action, Field(description="scout, focus, collect, refine or verify.")] = "focus",
         intent: IntentArg = None,
-        view: Annotated[View | None, Field(description="snippets (default), outline, lines, section or full.")] = None,
+        view: Annotated[
+            View | None,
+            Field(description="snippets (default), outline, lines, section, full, or compact (code, lossy)."),
+        ] = None,
         budget_tokens: Budget = None,
         since: Annotated[str | None, Field(description="A sha256: rev seen earlier: answer with the diff.")] = None,
         cursor: Annotated[str | None, Field(description="The `cursor` of a previous response: next page.")] = None,

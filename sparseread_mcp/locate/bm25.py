@@ -20,7 +20,8 @@ class _Index:
         # bm25s sets its own logger to DEBUG at import and announces every index build.
         logging.getLogger("bm25s").setLevel(logging.WARNING)
 
-        corpus = [terms(parsed.text_of(p)) or [""] for p in parsed.passages]
+        # Keywords (names, signatures, docstrings) count twice: they say what a passage is about.
+        corpus = [terms(parsed.text_of(p)) + 2 * terms(p.keywords) or [""] for p in parsed.passages]
         self.model = bm25s.BM25()
         self.model.index(corpus, show_progress=False)
         self.vocab: dict[str, int] = self.model.vocab_dict

@@ -15,7 +15,7 @@ class LexicalLocator:
     def rank(self, parsed: ParsedArtifact, query: Query) -> list[tuple[int, float]]:
         passage_terms = parsed.locator_state.get(_STATE_KEY)
         if passage_terms is None:
-            passage_terms = [frozenset(terms(parsed.text_of(p))) for p in parsed.passages]
+            passage_terms = [frozenset(terms(parsed.text_of(p) + " " + p.keywords)) for p in parsed.passages]
             parsed.locator_state[_STATE_KEY] = passage_terms
         assert isinstance(passage_terms, list)
         wanted = set(query.terms)

@@ -19,17 +19,28 @@ STOPWORDS = frozenset(
 
 
 def terms(text: str) -> list[str]:
-    """Lower-cased, lightly stemmed content terms; numbers lose thousands separators."""
+    """Lower-cased, lightly stemmed content terms; numbers lose thousands separators.
+
+    Identifiers also yield their camelCase parts (`loadConfig` -> loadconfig, load, config);
+    snake_case is split by the word pattern itself.
+    """
     out: list[str] = []
-    for match in _WORD.finditer(text.casefold()):
-        word = match.group(0)
+    for match in _WORD.finditer(text):
+        raw = match.group(0)
+        word = raw.casefold()
         if word[0].isdigit():
             out.append(_number(word))
             continue
         for part in re.split(r"[.,'’]", word):
             if part and part not in STOPWORDS and (len(part) > 1 or part.isdigit()):
                 out.append(stem(part))
+        if _CAMEL.search(raw):
+            out.extend(stem(p.casefold()) for p in _CAMEL_PART.findall(raw) if len(p) > 1)
     return out
+
+
+_CAMEL = re.compile(r"[a-z][A-Z]")
+_CAMEL_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
 def _number(word: str) -> str:

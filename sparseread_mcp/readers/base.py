@@ -13,7 +13,7 @@ from ..lines import LineIndex
 Action = Literal["scout", "focus", "collect", "refine", "verify"]
 ACTIONS: tuple[Action, ...] = ("scout", "focus", "collect", "refine", "verify")
 
-PassageKind = Literal["heading", "paragraph", "list", "table", "code", "sentences", "lines"]
+PassageKind = Literal["heading", "paragraph", "list", "table", "code", "symbol", "sentences", "lines"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -25,6 +25,8 @@ class Passage:
     end: int
     kind: PassageKind
     section: str = ""
+    #: Extra words indexed with weight but never shown (a symbol's name, signature and docstring).
+    keywords: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -34,6 +36,7 @@ class OutlineEntry:
     first_line: int
     last_line: int
     level: int
+    signature: str | None = None
 
 
 @dataclass(slots=True, kw_only=True)
@@ -46,6 +49,8 @@ class ParsedArtifact:
     passages: tuple[Passage, ...]
     outline: tuple[OutlineEntry, ...]
     locator_state: dict[str, object] = field(default_factory=dict)
+    #: A lossy compact rendering (code without comments and blank lines); never the faithful full view.
+    compact_text: str | None = None
 
     def text_of(self, passage: Passage) -> str:
         return self.artifact.text[passage.start : passage.end]
@@ -94,6 +99,9 @@ def find_outline_entry(outline: tuple[OutlineEntry, ...], name: str) -> OutlineE
         found = find_outline_entry(outline, last)
         if found is not None:
             return found
+    by_leaf = [e for e in outline if e.title.casefold().rsplit(".", 1)[-1] == wanted]
+    if len(by_leaf) == 1:
+        return by_leaf[0]
     prefixed = [e for e in outline if e.title.casefold().startswith(wanted)]
     return prefixed[0] if len(prefixed) == 1 else None
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ..errors import UnsupportedArtifact
 from .base import Reader
+from .code import CodeReader
 from .text import TextReader
 
 
@@ -29,6 +30,7 @@ class ReaderRegistry:
 def default_registry() -> ReaderRegistry:
     return ReaderRegistry(
         [
+            CodeReader(),  # source files with a tree-sitter grammar wheel
             TextReader(),  # text and Markdown; also the fallback for any other text file
         ]
     )

@@ -1,0 +1,257 @@
+"""Source code: tree-sitter symbols as the outline, symbol-sized passages, and a lossy compact view.
+
+Each line belongs to the innermost symbol that contains it, so a method is one passage, its class's
+header and fields another, and module-level code is grouped between them. Names, signatures and
+docstrings are indexed as keywords so that goal-driven location finds the right symbol. Languages
+without a grammar wheel fall back to the text reader.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..artifacts import Artifact
+from ..errors import MissingDependency
+from ..lines import LineIndex
+from .base import Action, OutlineEntry, ParsedArtifact, Passage
+from .code_languages import BY_SUFFIX, LanguageSpec
+
+if TYPE_CHECKING:
+    from tree_sitter import Language, Node
+
+_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
+_NEEDS_BODY = frozenset({"struct_specifier", "enum_specifier", "union_specifier", "class_specifier"})
+_NAME_NODES = frozenset(
+    {"identifier", "field_identifier", "qualified_identifier", "destructor_name", "operator_name", "type_identifier"}
+)
+_SIGNATURE_CHARS = 200
+_TINY_CHARS = 80
+
+
+@dataclass(frozen=True, slots=True)
+class _Symbol:
+    name: str
+    level: int
+    first_line: int  # 1-based, inclusive
+    last_line: int
+    signature: str
+    doc: str
+
+
+class CodeReader:
+    name = "code"
+    types = frozenset(spec.name for spec in BY_SUFFIX.values())
+    actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify"})
+    cost_profile = "locate: bm25 over symbol-sized chunks (names, signatures, docstrings weighted); expose: symbols"
+
+    def accepts(self, path: Path) -> bool:
+        return path.suffix.lower() in BY_SUFFIX
+
+    def parse(self, artifact: Artifact, *, passage_chars: int) -> ParsedArtifact:
+        spec = BY_SUFFIX[Path(artifact.path).suffix.lower()]
+        from tree_sitter import Parser
+
+        source = artifact.text.encode("utf-8")
+        tree = Parser(_language(spec)).parse(source)
+        index = LineIndex(artifact.text)
+        symbols: list[_Symbol] = []
+        comment_rows: set[int] = set()
+        _walk(tree.root_node, source, spec, (), symbols, comment_rows, index)
+        passages = _passages(index, symbols, passage_chars)
+        outline = tuple(
+            OutlineEntry(
+                title=s.name,
+                anchor=s.name,
+                first_line=s.first_line,
+                last_line=s.last_line,
+                level=s.level,
+                signature=s.signature,
+            )
+            for s in symbols
+        )
+        return ParsedArtifact(
+            artifact=artifact,
+            type=spec.name,
+            lines=index,
+            passages=passages,
+            outline=outline,
+            compact_text=_compact(index, comment_rows),
+        )
+
+
+@lru_cache(maxsize=32)
+def _language(spec: LanguageSpec) -> Language:
+    from tree_sitter import Language
+
+    try:
+        module = importlib.import_module(spec.module)
+    except ImportError as exc:
+        wheel = spec.module.replace("_", "-")
+        raise MissingDependency(f"reading {spec.name} needs its grammar: pip install {wheel}") from exc
+    return Language(getattr(module, spec.loader)())
+
+
+def _text(node: Node | None) -> str:
+    return node.text.decode("utf-8", "replace") if node is not None and node.text is not None else ""
+
+
+def _name(node: Node) -> str | None:
+    if node.type == "variable_declarator":
+        value = node.child_by_field_name("value")
+        if value is None or value.type not in _FUNCTION_VALUES:
+            return None
+    if node.type in _NEEDS_BODY and node.child_by_field_name("body") is None:
+        return None  # `struct point p;` uses a type, it does not define one
+    if node.type == "impl_item":
+        return _text(node.child_by_field_name("type")) or None
+    if (field := node.child_by_field_name("name")) is not None:
+        return _text(field)
+    declarator = node.child_by_field_name("declarator")
+    while declarator is not None:  # C and C++: int *name(args) nests declarators
+        if declarator.type in _NAME_NODES:
+            return _text(declarator)
+        declarator = declarator.child_by_field_name("declarator")
+    return next((_text(c) for c in node.named_children if c.type in _NAME_NODES | {"constant", "name"}), None)
+
+
+def _walk(
+    node: Node,
+    source: bytes,
+    spec: LanguageSpec,
+    scope: tuple[str, ...],
+    out: list[_Symbol],
+    comment_rows: set[int],
+    index: LineIndex,
+) -> None:
+    for child in node.children:
+        if child.type in spec.comments:
+            _note_comment(child, comment_rows, index)
+            continue
+        inner_scope = scope
+        if child.type in spec.definitions and (name := _name(child)):
+            name = " ".join(name.split())
+            first = child.start_point.row + 1
+            parent = child.parent
+            if parent is not None and parent.type == "decorated_definition":
+                first = parent.start_point.row + 1  # decorators belong to the definition
+            last = child.end_point.row + (0 if child.end_point.column == 0 and child.end_point.row > 0 else 1)
+            inner_scope = (*scope, name)
+            out.append(
+                _Symbol(
+                    ".".join(inner_scope),
+                    len(inner_scope),
+                    first,
+                    max(first, last),
+                    _signature(child, source),
+                    _doc(child),
+                )
+            )
+        _walk(child, source, spec, inner_scope, out, comment_rows, index)
+
+
+def _signature(node: Node, source: bytes) -> str:
+    body = node.child_by_field_name("body")
+    end = body.start_byte if body is not None else node.end_byte
+    head = source[node.start_byte : end].decode("utf-8", "replace")
+    if body is None:
+        head = head.split("\n", 1)[0]
+    head = " ".join(head.split()).rstrip("{:").strip()
+    return head if len(head) <= _SIGNATURE_CHARS else head[: _SIGNATURE_CHARS - 1] + "…"
+
+
+def _doc(node: Node) -> str:
+    body = node.child_by_field_name("body")
+    if body is not None and body.named_children:
+        first = body.named_children[0]
+        if first.type == "expression_statement" and first.named_children and first.named_children[0].type == "string":
+            return _text(first).strip("\"' \n").split("\n", 1)[0]
+    previous = node.prev_named_sibling
+    if previous is not None and "comment" in previous.type and previous.end_point.row + 1 >= node.start_point.row:
+        return _text(previous).lstrip("/#*! ").split("\n", 1)[0]
+    return ""
+
+
+def _note_comment(node: Node, rows: set[int], index: LineIndex) -> None:
+    """Rows that hold nothing but this comment (the compact view drops them)."""
+    first, last = node.start_point.row, node.end_point.row
+    line = index.text[index.starts[first] : index.line_end(first + 1)]
+    before = line.encode("utf-8")[: node.start_point.column].decode("utf-8", "replace")
+    if before.strip():
+        first += 1  # code precedes the comment on its first line: keep that line
+    rows.update(range(first, last + 1))
+
+
+def _passages(index: LineIndex, symbols: list[_Symbol], target: int) -> tuple[Passage, ...]:
+    owner = [-1] * (index.line_count + 1)
+    for number, symbol in enumerate(symbols):  # pre-order: inner symbols overwrite their parents
+        for line in range(symbol.first_line, min(symbol.last_line, index.line_count) + 1):
+            owner[line] = number
+    spans: list[tuple[int, int, int]] = []
+    line = 1
+    while line <= index.line_count:
+        start_line = line
+        while line + 1 <= index.line_count and owner[line + 1] == owner[start_line]:
+            line += 1
+        spans.extend((s, e, owner[start_line]) for s, e in _chunk_lines(index, start_line, line, target))
+        line += 1
+    passages: list[Passage] = []
+    for s, e, who in _merge_tiny(index, spans):
+        owned = symbols[who] if who >= 0 else None
+        keywords = f"{owned.name} {owned.signature} {owned.doc}" if owned else ""
+        passages.append(
+            Passage(
+                index=len(passages),
+                start=s,
+                end=e,
+                kind="symbol" if owned else "code",
+                section=owned.name if owned else "",
+                keywords=keywords,
+            )
+        )
+    return tuple(passages)
+
+
+def _merge_tiny(index: LineIndex, spans: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """A stray comment or decorator line joins the passage right after it (only blank lines between)."""
+    merged: list[tuple[int, int, int]] = []
+    pending: int | None = None
+    for i, (s, e, who) in enumerate(spans):
+        start = pending if pending is not None else s
+        pending = None
+        following = spans[i + 1] if i + 1 < len(spans) else None
+        if e - s < _TINY_CHARS and following is not None and not index.text[e : following[0]].strip():
+            pending = start
+            continue
+        merged.append((start, e, who))
+    return merged
+
+
+def _chunk_lines(index: LineIndex, first: int, last: int, target: int) -> list[tuple[int, int]]:
+    """Whole-line chunks of [first, last] without blank edges, cut at blank lines when over 2x target."""
+    rows = [n for n in range(first, last + 1) if index.text[index.starts[n - 1] : index.line_end(n)].strip()]
+    if not rows:
+        return []
+    chunks: list[tuple[int, int]] = []
+    group = [rows[0]]
+    for n in rows[1:]:
+        size = index.line_end(n) - index.starts[group[0] - 1]
+        gap = n - group[-1] > 1
+        if size > 2 * target or (gap and size > target):
+            chunks.append((index.starts[group[0] - 1], index.line_end(group[-1])))
+            group = []
+        group.append(n)
+    chunks.append((index.starts[group[0] - 1], index.line_end(group[-1])))
+    return chunks
+
+
+def _compact(index: LineIndex, comment_rows: set[int]) -> str:
+    kept = []
+    for number in range(1, index.line_count + 1):
+        line = index.text[index.starts[number - 1] : index.line_end(number)]
+        if line.strip() and (number - 1) not in comment_rows:
+            kept.append(line)
+    return "\n".join(kept)

@@ -24,14 +24,14 @@ class Slot(_Model):
     """One piece of evidence the agent needs, with the words it may appear under."""
 
     id: str = Field(min_length=1, max_length=64, description="Short slot name, e.g. 'capex_2018'.")
-    question: str = Field(min_length=1, max_length=1000, description="What this slot must answer.")
+    question: str = Field(min_length=1, max_length=8000, description="What this slot must answer.")
     aliases: list[str] = Field(default_factory=list, max_length=32, description="Other words for it.")
 
 
 class Intent(_Model):
     """What the agent needs for its next decision. Unsaid fields come from the session intent."""
 
-    goal: str | None = Field(None, max_length=2000, description="The question or claim, in words.")
+    goal: str | None = Field(None, max_length=8000, description="The question or claim, in words.")
     slots: list[Slot] | None = Field(None, max_length=16, description="Named pieces of evidence to collect.")
     needles: list[str] | None = Field(
         None, max_length=32, description="Exact strings to find (case-insensitive); '/regex/' for patterns."

@@ -71,3 +71,11 @@ def source_at(text: str, anchor: str) -> str:
         last = int(m.group(2) or first)
         return "\n".join(lines[first - 1 : last])
     raise AssertionError(f"unexpected anchor {anchor!r}")
+
+
+@pytest.fixture(scope="session")
+def swebench() -> Path:
+    data = shared_data()
+    if data is None or not (data / "swebench" / "questions.jsonl").exists():
+        pytest.skip("../shared/data/swebench is not present")
+    return data / "swebench"

@@ -108,6 +108,11 @@ def _name(node: Node) -> str | None:
         return None  # `struct point p;` uses a type, it does not define one
     if node.type == "impl_item":
         return _text(node.child_by_field_name("type")) or None
+    receiver = node.child_by_field_name("receiver") if node.type == "method_declaration" else None
+    if receiver is not None and (field := node.child_by_field_name("name")) is not None:
+        # Go methods read as Type.Method, like methods nested in a class elsewhere.
+        owner = [w for w in _text(receiver).strip("()").replace("*", " ").split() if w[:1].isalpha()]
+        return f"{owner[-1]}.{_text(field)}" if owner else _text(field)
     if (field := node.child_by_field_name("name")) is not None:
         return _text(field)
     declarator = node.child_by_field_name("declarator")

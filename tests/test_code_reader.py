@@ -82,7 +82,9 @@ def test_goal_finds_the_symbol_by_name_signature_and_docstring(tmp_path: Path) -
     ]
     functions.insert(
         77,
-        "def rotate_api_credentials(vault, ttl_days):\n    '''Rotate the API keys stored in the vault.'''\n    return vault.rotate(ttl=ttl_days)\n",
+        "def rotate_api_credentials(vault, ttl_days):\n"
+        "    '''Rotate the API keys stored in the vault.'''\n"
+        "    return vault.rotate(ttl=ttl_days)\n",
     )
     (tmp_path / "views.py").write_text("\n\n".join(functions))
     engine = ReadEngine(Settings(roots=(tmp_path,)))

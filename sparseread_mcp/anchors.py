@@ -3,7 +3,7 @@
 Anchors (the part after `#`):
   `L12`, `L12-L18`        1-based inclusive line range
   `L5:C100-C900`         1-based inclusive character columns on one line (single-line documents)
-  `p12`, `p12:L3-L20`     a page, optionally lines within it
+  `p12`, `p12:L3-L20`     a page, optionally lines (or `p12:L3:C5-C90` columns) within it
   `row=17`               a table row
   `$.a.b`                a key path
   anything else          a section: heading text or symbol name (`Renewal`, `Store.load`)
@@ -24,7 +24,7 @@ AnchorKind = Literal["lines", "columns", "page", "row", "keypath", "section"]
 
 _LINES = re.compile(r"^L(\d+)(?:-L?(\d+))?$")
 _COLUMNS = re.compile(r"^L(\d+):C(\d+)-C?(\d+)$")
-_PAGE = re.compile(r"^p(\d+)(?::L(\d+)(?:-L?(\d+))?)?$")
+_PAGE = re.compile(r"^p(\d+)(?::L(\d+)(?:-L?(\d+)|:C(\d+)-C?(\d+))?)?$")
 _ROW = re.compile(r"^row=(\d+)$")
 _REV = re.compile(r"^(?:sha256:[0-9a-f]{12}|[0-9a-f]{7,40})$")
 
@@ -52,6 +52,8 @@ class Anchor:
                 base = f"p{self.page}"
                 if self.first_line is None:
                     return base
+                if self.first_col is not None:
+                    return f"{base}:L{self.first_line}:C{self.first_col}-C{self.last_col}"
                 return f"{base}:{format_lines(self.first_line, _num(self.last_line))}"
             case "row":
                 return f"row={self.row}"
@@ -84,6 +86,13 @@ def parse_anchor(text: str) -> Anchor:
     if m := _PAGE.match(text):
         page = int(m.group(1))
         _check_order(text, 1, page)
+        if m.group(4):
+            line, first_col, last_col = int(m.group(2)), int(m.group(4)), int(m.group(5))
+            _check_order(text, 1, line)
+            _check_order(text, first_col, last_col)
+            return Anchor(
+                kind="page", page=page, first_line=line, last_line=line, first_col=first_col, last_col=last_col
+            )
         if m.group(2):
             first = int(m.group(2))
             last = int(m.group(3)) if m.group(3) else first

@@ -22,11 +22,11 @@ class Candidate:
 
 def pointer_for(parsed: ParsedArtifact, start: int, end: int) -> str:
     artifact = parsed.artifact
-    return format_pointer(artifact.path, artifact.rev, parsed.lines.anchor_for(start, end))
+    return format_pointer(artifact.path, artifact.rev, parsed.anchor_for(start, end))
 
 
 def item_for(parsed: ParsedArtifact, candidate: Candidate) -> EvidenceItem:
-    anchor = parsed.lines.anchor_for(candidate.start, candidate.end)
+    anchor = parsed.anchor_for(candidate.start, candidate.end)
     return EvidenceItem(
         pointer=format_pointer(parsed.artifact.path, parsed.artifact.rev, anchor),
         anchor=anchor.format(),

@@ -68,7 +68,17 @@ class LineIndex:
                 return start, end
             base = self.line_of(start)
             first, last = base + anchor.first_line - 1, base + (anchor.last_line or anchor.first_line) - 1
-            s, e = self.lines_span(first, last)
+            if anchor.first_col is not None:
+                line_anchor = Anchor(
+                    kind="columns",
+                    first_line=first,
+                    last_line=first,
+                    first_col=anchor.first_col,
+                    last_col=anchor.last_col,
+                )
+                s, e = self.span_of(line_anchor)
+            else:
+                s, e = self.lines_span(first, last)
             if e > end:
                 raise AnchorError(f"{anchor.format()} runs past the end of page p{anchor.page}")
             return s, e
@@ -89,6 +99,20 @@ class LineIndex:
         if not 1 <= first <= last <= self.line_count:
             raise AnchorError(f"lines L{first}-L{last} are out of range: this text has lines L1-L{self.line_count}")
         return self.starts[first - 1], self.line_end(last)
+
+    def page_anchor_for(self, start: int, end: int) -> Anchor:
+        """Like `anchor_for`, but as a page and lines relative to that page (`p12:L3-L20`)."""
+        global_anchor = self.anchor_for(start, end)
+        page = self.page_of(start) or 1
+        base = self.line_of(self.page_span(page)[0]) - 1
+        return Anchor(
+            kind="page",
+            page=page,
+            first_line=(global_anchor.first_line or 1) - base,
+            last_line=(global_anchor.last_line or 1) - base,
+            first_col=global_anchor.first_col,
+            last_col=global_anchor.last_col,
+        )
 
     def anchor_for(self, start: int, end: int) -> Anchor:
         """The anchor naming exactly [start, end): whole lines when it covers whole lines."""

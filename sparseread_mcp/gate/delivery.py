@@ -272,7 +272,7 @@ def _fallback(d: Delivery, extras: Extras, payload: int) -> EvidencePack:
 def _already_full(d: Delivery, candidates: list[Candidate], extras: Extras) -> EvidencePack:
     """After the full view, nothing is resent: name where the matches are instead."""
     where = [
-        format_pointer(d.parsed.artifact.path, d.parsed.artifact.rev, d.parsed.lines.anchor_for(c.start, c.end))
+        format_pointer(d.parsed.artifact.path, d.parsed.artifact.rev, d.parsed.anchor_for(c.start, c.end))
         for c in candidates[:5]
     ]
     paging = d.episode.full_view_next is not None

@@ -12,22 +12,8 @@ from ..readers.base import ParsedArtifact, find_outline_entry
 
 
 def anchored_span(parsed: ParsedArtifact, anchor: Anchor) -> tuple[int, int]:
-    """The span an anchor names in this artifact (lines, columns, page or section)."""
-    if anchor.kind == "section":
-        span = parsed.section_span(anchor.name or "")
-        if span is None:
-            titles = ", ".join(repr(e.title) for e in parsed.outline[:12]) or "none (no headings)"
-            raise AnchorError(
-                f"no section named {anchor.name!r} in {parsed.artifact.path}; headings: {titles}; "
-                "or use a line anchor like #L10-L40"
-            )
-        return span
-    if anchor.kind in ("row", "keypath"):
-        raise AnchorError(
-            f"anchor {anchor.format()!r} needs a table or JSON reader; {parsed.artifact.path} is "
-            f"{parsed.type}: use a line anchor like #L10-L40"
-        )
-    return parsed.lines.span_of(anchor)
+    """The span an anchor names in this artifact (lines, columns, page, section, row or key path)."""
+    return parsed.span_of(anchor)
 
 
 def verify_pointer(target: Target, old_text: str | None, current: ParsedArtifact | None) -> Verification:
@@ -53,7 +39,7 @@ def verify_pointer(target: Target, old_text: str | None, current: ParsedArtifact
     text = current.artifact.text
     found = text.find(snippet) if snippet else -1
     if found != -1:
-        new_anchor = current.lines.anchor_for(*_whole_or_exact(current.lines, found, found + len(snippet)))
+        new_anchor = current.anchor_for(*_whole_or_exact(current.lines, found, found + len(snippet)))
         same = new_anchor.format() == target.anchor.format()
         return Verification(
             status="ok" if same else "moved",
@@ -62,7 +48,7 @@ def verify_pointer(target: Target, old_text: str | None, current: ParsedArtifact
             new_anchor=None if same else new_anchor.format(),
         )
     try:
-        now_start, now_end = current.lines.span_of(target.anchor)
+        now_start, now_end = current.span_of(target.anchor)
         now = text[now_start:now_end]
     except AnchorError:  # the anchor may be out of range in the new version
         now = ""

@@ -8,6 +8,7 @@ from typing import Literal, Protocol
 
 from ..anchors import Anchor
 from ..artifacts import Artifact
+from ..errors import AnchorError
 from ..lines import LineIndex
 
 Action = Literal["scout", "focus", "collect", "refine", "verify"]
@@ -39,6 +40,45 @@ class OutlineEntry:
     signature: str | None = None
 
 
+class AnchorScheme(Protocol):
+    """How a reader names spans of its text: lines by default, pages, rows or key paths."""
+
+    def anchor_for(self, parsed: ParsedArtifact, start: int, end: int) -> Anchor: ...
+
+    def span_of(self, parsed: ParsedArtifact, anchor: Anchor) -> tuple[int, int]: ...
+
+
+class LineAnchors:
+    """Lines and columns (`L12-L18`, `L5:C1-C80`), pages of form-feed text, and sections by heading."""
+
+    def anchor_for(self, parsed: ParsedArtifact, start: int, end: int) -> Anchor:
+        return parsed.lines.anchor_for(start, end)
+
+    def span_of(self, parsed: ParsedArtifact, anchor: Anchor) -> tuple[int, int]:
+        if anchor.kind == "section":
+            span = parsed.section_span(anchor.name or "")
+            if span is None:
+                titles = ", ".join(repr(e.title) for e in parsed.outline[:12]) or "none (no headings)"
+                raise AnchorError(
+                    f"no section named {anchor.name!r} in {parsed.artifact.path}; outline: {titles}; "
+                    "or use a line anchor like #L10-L40"
+                )
+            return span
+        if anchor.kind in ("row", "keypath"):
+            raise AnchorError(
+                f"anchor {anchor.format()!r} needs a table or JSON reader; {parsed.artifact.path} is "
+                f"{parsed.type}: use a line anchor like #L10-L40"
+            )
+        return parsed.lines.span_of(anchor)
+
+
+class PageAnchors(LineAnchors):
+    """Paged documents (PDF): every anchor names its page, lines count from the top of that page."""
+
+    def anchor_for(self, parsed: ParsedArtifact, start: int, end: int) -> Anchor:
+        return parsed.lines.page_anchor_for(start, end)
+
+
 @dataclass(slots=True, kw_only=True)
 class ParsedArtifact:
     """A parsed artifact, built once per fingerprint. `locator_state` caches per-method indexes."""
@@ -51,12 +91,20 @@ class ParsedArtifact:
     locator_state: dict[str, object] = field(default_factory=dict)
     #: A lossy compact rendering (code without comments and blank lines); never the faithful full view.
     compact_text: str | None = None
+    anchors: AnchorScheme = field(default_factory=LineAnchors)
 
     def text_of(self, passage: Passage) -> str:
         return self.artifact.text[passage.start : passage.end]
 
     def anchor_of(self, passage: Passage) -> Anchor:
-        return self.lines.anchor_for(passage.start, passage.end)
+        return self.anchors.anchor_for(self, passage.start, passage.end)
+
+    def anchor_for(self, start: int, end: int) -> Anchor:
+        return self.anchors.anchor_for(self, start, end)
+
+    def span_of(self, anchor: Anchor) -> tuple[int, int]:
+        """The character span an anchor names; raises AnchorError with the valid choices."""
+        return self.anchors.span_of(self, anchor)
 
     def page_of(self, passage: Passage) -> int | None:
         return self.lines.page_of(passage.start)

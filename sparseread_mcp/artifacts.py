@@ -25,6 +25,8 @@ class Artifact:
     text: str
     size_bytes: int
     fingerprint: str
+    #: The raw bytes, kept only for readers that extract their own text (PDF, workbooks).
+    data: bytes | None = None
 
     @property
     def rev(self) -> str:
@@ -36,8 +38,9 @@ def content_rev(fingerprint: str) -> str:
     return f"sha256:{fingerprint[:12]}"
 
 
-def load_artifact(location: ResolvedPath) -> Artifact:
-    """Read and fingerprint a file inside the roots; refuse directories and binary content."""
+def load_artifact(location: ResolvedPath, *, binary: bool = False) -> Artifact:
+    """Read and fingerprint a file inside the roots; refuse directories, and binary content unless
+    `binary` (then the bytes are kept for the reader to extract its own text)."""
     if location.absolute.is_dir():
         raise UnsupportedArtifact(
             f"{location.relative!r} is a directory: pass a file inside it (directory reading is not built yet)"
@@ -46,7 +49,25 @@ def load_artifact(location: ResolvedPath) -> Artifact:
         data = location.absolute.read_bytes()
     except OSError as exc:
         raise UnsupportedArtifact(f"cannot read {location.relative!r}: {exc.strerror}") from exc
+    if binary:
+        return Artifact(
+            path=location.relative,
+            location=location,
+            text="",
+            size_bytes=len(data),
+            fingerprint=hashlib.sha256(data).hexdigest(),
+            data=data,
+        )
     return artifact_from_bytes(location, data)
+
+
+def fingerprint_of(location: ResolvedPath) -> str:
+    """The content fingerprint alone (to tell whether a file changed), streamed in blocks."""
+    digest = hashlib.sha256()
+    with location.absolute.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def artifact_from_bytes(location: ResolvedPath, data: bytes) -> Artifact:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .anchors import Target, parse_target
-from .artifacts import LruCache, load_artifact
+from .artifacts import LruCache, fingerprint_of, load_artifact
 from .config import HARD_RESPONSE_CAP_TOKENS, MIN_BUDGET_TOKENS, Settings
 from .errors import BudgetTooSmall, IntentError, SparsereadError, StaleArtifact, UnsupportedArtifact
 from .evidence import Candidate, pointer_for
@@ -61,12 +61,13 @@ class ReadEngine:
         """Resolve inside the roots, fingerprint, and parse once per (path, fingerprint)."""
         location = self.roots.resolve(path)
         reader = self.registry.reader_for(location.absolute)
-        artifact = load_artifact(location)
-        self._texts.put(artifact.rev, artifact.text)
-        return self._parsed.get_or_build(
+        artifact = load_artifact(location, binary=reader.binary)
+        parsed = self._parsed.get_or_build(
             (artifact.path, artifact.fingerprint),
             lambda: reader.parse(artifact, passage_chars=self.settings.passage_chars),
         )
+        self._texts.put(artifact.rev, parsed.artifact.text)
+        return parsed
 
     @property
     def parse_count(self) -> int:
@@ -127,8 +128,7 @@ class ReadEngine:
 
     def _changed(self, session: Session, path: str) -> bool:
         try:
-            location = self.roots.resolve(path)
-            return load_artifact(location).fingerprint != session.seen[path]
+            return fingerprint_of(self.roots.resolve(path)) != session.seen[path]
         except SparsereadError:
             return True
 

@@ -58,6 +58,8 @@ class LineIndex:
             raise AnchorError(f"page p{page} is out of range: this text has pages p1..p{count}")
         start = 0 if page == 1 else self.form_feeds[page - 2]  # the form feed opens its page
         end = self.form_feeds[page - 1] if page - 1 < len(self.form_feeds) else len(self.text)
+        if end > start and self.text[end - 1] == "\n":
+            end -= 1  # the page is its lines; the newline before the next form feed separates pages
         return start, end
 
     def span_of(self, anchor: Anchor) -> tuple[int, int]:

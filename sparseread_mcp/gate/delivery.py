@@ -180,10 +180,14 @@ def deliver_sparse(d: Delivery, candidates: list[Candidate], extras: Extras, *, 
         pack = d.fit(pack)  # drops hints until the frame fits, or says the budget is too small
         extras.next, already = list(pack.next), list(pack.already_delivered)
     smallest_missing: int | None = None
+    page_limit = d.parsed.max_pages_per_read
     for c in fresh:
         if len(chosen) >= max_items:
             break
         item = item_for(d.parsed, c)
+        pages = {i.page for _, i in chosen}
+        if page_limit is not None and item.page not in pages and len(pages) >= page_limit:
+            continue  # at most `page_limit` pages per read
         trial = build([*chosen, (c, item)])
         if trial.tokens <= d.budget_tokens:
             chosen.append((c, item))
@@ -293,6 +297,11 @@ def _page_end(d: Delivery, text: str, start: int, capacity: int) -> int:
     page is whole lines or a column range of one line, and its anchor names exactly its text.
     """
     lines = d.parsed.lines
+    max_line = lines.line_count
+    if d.parsed.max_pages_per_read and lines.page_count:
+        # Paged formats: one response spans at most `max_pages_per_read` pages.
+        last_page = min(lines.page_count, (lines.page_of(start) or 1) + d.parsed.max_pages_per_read - 1)
+        max_line = lines.line_of(max(start, lines.page_span(last_page)[1] - 1))
     line = lines.line_of(start)
     line_end = lines.line_end(line)
 
@@ -306,10 +315,10 @@ def _page_end(d: Delivery, text: str, start: int, capacity: int) -> int:
     # Whole lines: gallop, then bisect on line numbers.
     low, high = line, line
     step = 1
-    while high < lines.line_count and fits(lines.line_end(min(lines.line_count, high + step))):
-        low = high = min(lines.line_count, high + step)
+    while high < max_line and fits(lines.line_end(min(max_line, high + step))):
+        low = high = min(max_line, high + step)
         step *= 2
-    high = min(lines.line_count, high + step)
+    high = min(max_line, high + step)
     while low < high:
         mid = (low + high + 1) // 2
         if fits(lines.line_end(mid)):

@@ -92,6 +92,8 @@ class ParsedArtifact:
     #: A lossy compact rendering (code without comments and blank lines); never the faithful full view.
     compact_text: str | None = None
     anchors: AnchorScheme = field(default_factory=LineAnchors)
+    #: Paged formats bound how many pages one response may span.
+    max_pages_per_read: int | None = None
 
     def text_of(self, passage: Passage) -> str:
         return self.artifact.text[passage.start : passage.end]
@@ -123,6 +125,8 @@ class Reader(Protocol):
     name: str
     types: frozenset[str]
     actions: frozenset[Action]
+    #: True when the reader extracts its own text from the bytes (PDF, workbooks).
+    binary: bool
     #: A short cost profile: how location and exposure are priced for this type.
     cost_profile: str
 

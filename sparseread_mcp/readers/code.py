@@ -46,6 +46,7 @@ class CodeReader:
     name = "code"
     types = frozenset(spec.name for spec in BY_SUFFIX.values())
     actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify"})
+    binary = False
     cost_profile = "locate: bm25 over symbol-sized chunks (names, signatures, docstrings weighted); expose: symbols"
 
     def accepts(self, path: Path) -> bool:

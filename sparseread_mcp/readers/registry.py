@@ -7,6 +7,7 @@ from pathlib import Path
 from ..errors import UnsupportedArtifact
 from .base import Reader
 from .code import CodeReader
+from .pdf import PdfReader
 from .text import TextReader
 
 
@@ -30,6 +31,7 @@ class ReaderRegistry:
 def default_registry() -> ReaderRegistry:
     return ReaderRegistry(
         [
+            PdfReader(),  # PDF through PyMuPDF (the `pdf` extra)
             CodeReader(),  # source files with a tree-sitter grammar wheel
             TextReader(),  # text and Markdown; also the fallback for any other text file
         ]

@@ -41,6 +41,7 @@ class TextReader:
     name = "text"
     types = frozenset({"text", "markdown"})
     actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify"})
+    binary = False
     cost_profile = "locate: lexical/bm25 over structure-aware passages; expose: anchored snippets or full text"
 
     def accepts(self, path: Path) -> bool:
@@ -51,10 +52,16 @@ class TextReader:
         suffix = Path(artifact.path).suffix.lower()
         kind = "markdown" if suffix in MARKDOWN_SUFFIXES else "text"
         index = LineIndex(artifact.text)
-        blocks = _segment(index, markdown=True)
-        passages = _build_passages(index, blocks, passage_chars)
-        outline = _outline(index, blocks)
+        passages, outline = text_structure(index, passage_chars, markdown=kind == "markdown")
         return ParsedArtifact(artifact=artifact, type=kind, lines=index, passages=passages, outline=outline)
+
+
+def text_structure(
+    index: LineIndex, passage_chars: int, *, markdown: bool
+) -> tuple[tuple[Passage, ...], tuple[OutlineEntry, ...]]:
+    """Passages and outline of any text: shared by the readers whose content becomes text (PDF, HTML)."""
+    blocks = _segment(index, markdown=markdown)
+    return _build_passages(index, blocks, passage_chars), _outline(index, blocks)
 
 
 def _line(index: LineIndex, number: int) -> str:

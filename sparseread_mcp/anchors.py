@@ -4,7 +4,7 @@ Anchors (the part after `#`):
   `L12`, `L12-L18`        1-based inclusive line range
   `L5:C100-C900`         1-based inclusive character columns on one line (single-line documents)
   `p12`, `p12:L3-L20`     a page, optionally lines (or `p12:L3:C5-C90` columns) within it
-  `row=17`               a table row
+  `row=17`, `Sheet1!R17`  a table row (data rows from 1), a workbook row (as numbered in the sheet)
   `$.a.b`                a key path
   anything else          a section: heading text or symbol name (`Renewal`, `Store.load`)
 
@@ -26,6 +26,7 @@ _LINES = re.compile(r"^L(\d+)(?:-L?(\d+))?$")
 _COLUMNS = re.compile(r"^L(\d+):C(\d+)-C?(\d+)$")
 _PAGE = re.compile(r"^p(\d+)(?::L(\d+)(?:-L?(\d+)|:C(\d+)-C?(\d+))?)?$")
 _ROW = re.compile(r"^row=(\d+)$")
+_SHEET_ROW = re.compile(r"^(.+)!R(\d+)$")
 _REV = re.compile(r"^(?:sha256:[0-9a-f]{12}|[0-9a-f]{7,40})$")
 
 
@@ -56,7 +57,7 @@ class Anchor:
                     return f"{base}:L{self.first_line}:C{self.first_col}-C{self.last_col}"
                 return f"{base}:{format_lines(self.first_line, _num(self.last_line))}"
             case "row":
-                return f"row={self.row}"
+                return f"{self.name}!R{self.row}" if self.name else f"row={self.row}"
             case "keypath" | "section":
                 if self.name is None:  # pragma: no cover - constructor invariant
                     raise AnchorError("a section anchor needs a name")
@@ -101,6 +102,8 @@ def parse_anchor(text: str) -> Anchor:
         return Anchor(kind="page", page=page)
     if m := _ROW.match(text):
         return Anchor(kind="row", row=int(m.group(1)))
+    if m := _SHEET_ROW.match(text):
+        return Anchor(kind="row", row=int(m.group(2)), name=m.group(1))
     if text.startswith("$"):
         return Anchor(kind="keypath", name=text)
     if re.fullmatch(r"L\d.*", text):

@@ -155,6 +155,8 @@ class ReadEngine:
             return self._since(d, parsed, request.since, extras)
         if view == "compact":
             return self._compact(d, parsed, extras)
+        if intent is not None and intent.query:
+            return self._query(d, parsed, intent.query, extras)
         if action == "scout" or view == "outline":
             return self._preview_pack(d, parsed, intent, budget, extras)
         route = choose_route(
@@ -211,6 +213,16 @@ class ReadEngine:
             )
             extras.next = [f"sub-range: #{h}" for h in hints]
             return deliver_sparse(d, [], extras, max_items=0)
+
+    def _query(self, d: Delivery, parsed: ParsedArtifact, query: str, extras: Extras) -> EvidencePack:
+        """An exact operation: processing covers every row, exposure is only the result."""
+        if parsed.queries is None:
+            raise IntentError(
+                f"intent.query runs on tables (CSV, TSV, JSONL, Parquet, XLSX); {parsed.artifact.path} is "
+                f"{parsed.type}: use goal or needles instead"
+            )
+        extras.result = parsed.queries.run(query)
+        return deliver_sparse(d, [], extras, max_items=0)
 
     def _compact(self, d: Delivery, parsed: ParsedArtifact, extras: Extras) -> EvidencePack:
         """Code without comments and blank lines: lossy, so it is a result, never items or the full view."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .anchors import format_pointer
+from .anchors import Anchor, format_pointer
 from .models import EvidenceItem
 from .readers.base import ParsedArtifact
 
@@ -30,7 +30,7 @@ def item_for(parsed: ParsedArtifact, candidate: Candidate) -> EvidenceItem:
     return EvidenceItem(
         pointer=format_pointer(parsed.artifact.path, parsed.artifact.rev, anchor),
         anchor=anchor.format(),
-        lines=(anchor.first_line or 1, anchor.last_line or anchor.first_line or 1),
+        lines=_lines(parsed, candidate, anchor),
         page=parsed.lines.page_of(candidate.start),
         text=parsed.artifact.text[candidate.start : candidate.end],
         score=round(candidate.score, 4),
@@ -41,3 +41,12 @@ def item_for(parsed: ParsedArtifact, candidate: Candidate) -> EvidenceItem:
 def passage_candidate(parsed: ParsedArtifact, index: int, score: float, slots: tuple[str, ...] = ()) -> Candidate:
     passage = parsed.passages[index]
     return Candidate(start=passage.start, end=passage.end, score=score, slots=slots, passage=index)
+
+
+def _lines(parsed: ParsedArtifact, candidate: Candidate, anchor: Anchor) -> tuple[int, int]:
+    """The anchor's own lines (page-relative for pages), else the lines the span covers (rows, keys)."""
+    if anchor.first_line is not None:
+        return anchor.first_line, anchor.last_line or anchor.first_line
+    first = parsed.lines.line_of(candidate.start)
+    last = parsed.lines.line_of(max(candidate.start, candidate.end - 1)) if candidate.end > candidate.start else first
+    return first, last

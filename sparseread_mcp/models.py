@@ -39,6 +39,9 @@ class Intent(_Model):
     want: Want | None = Field(None, description="Answer shape: fact, list, count, table, verbatim or summary.")
     coverage: CoverageMode | None = Field(None, description="selective (best passages) or exhaustive.")
     need_full: bool | None = Field(None, description="True when the whole artifact is needed.")
+    query: str | None = Field(
+        None, max_length=4000, description="Tables only: one read-only SELECT over the table `data`."
+    )
 
 
 class ArtifactRef(_Model):
@@ -90,12 +93,21 @@ class Gate(_Model):
     reason: str
 
 
+Scalar = int | float | str | bool | None
+
+
 class OpResult(_Model):
     """The result of an exact operation over the whole artifact, with what was scanned."""
 
     value: int | float | str
     scanned: str
     provenance: list[str] = Field(default_factory=list)
+    columns: list[str] | None = None
+    rows: list[list[Scalar]] | None = None
+    row_count: int | None = None
+    rows_scanned: int | None = None
+    query: str | None = None
+    capped: bool | None = Field(None, description="True when rows or characters hit the result cap.")
 
 
 class Verification(_Model):

@@ -71,7 +71,7 @@ def _samples(parsed: ParsedArtifact) -> list[EvidenceItem]:
         lines = parsed.lines
         start = passage.start
         line = lines.line_of(start)
-        end = min(passage.end, lines.line_end(line))
+        end = passage.end if passage.end - start <= _SAMPLE_CHARS else min(passage.end, lines.line_end(line))
         if end - start > _SAMPLE_CHARS:
             space = parsed.artifact.text.rfind(" ", start + 1, start + _SAMPLE_CHARS)
             end = space if space > start else start + _SAMPLE_CHARS

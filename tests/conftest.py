@@ -79,3 +79,11 @@ def swebench() -> Path:
     if data is None or not (data / "swebench" / "questions.jsonl").exists():
         pytest.skip("../shared/data/swebench is not present")
     return data / "swebench"
+
+
+@pytest.fixture(scope="session")
+def fetaqa() -> Path:
+    data = shared_data()
+    if data is None or not (data / "fetaqa" / "questions.jsonl").exists():
+        pytest.skip("../shared/data/fetaqa is not present")
+    return data / "fetaqa"

@@ -10,6 +10,7 @@ from ..anchors import Anchor
 from ..artifacts import Artifact
 from ..errors import AnchorError
 from ..lines import LineIndex
+from ..models import OpResult
 
 Action = Literal["scout", "focus", "collect", "refine", "verify"]
 ACTIONS: tuple[Action, ...] = ("scout", "focus", "collect", "refine", "verify")
@@ -38,6 +39,10 @@ class OutlineEntry:
     last_line: int
     level: int
     signature: str | None = None
+
+
+class QueryRunner(Protocol):
+    def run(self, query: str) -> OpResult: ...
 
 
 class AnchorScheme(Protocol):
@@ -94,6 +99,8 @@ class ParsedArtifact:
     anchors: AnchorScheme = field(default_factory=LineAnchors)
     #: Paged formats bound how many pages one response may span.
     max_pages_per_read: int | None = None
+    #: Tables answer `intent.query` (one read-only SELECT) exactly, over every row.
+    queries: QueryRunner | None = None
 
     def text_of(self, passage: Passage) -> str:
         return self.artifact.text[passage.start : passage.end]

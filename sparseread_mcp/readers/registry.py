@@ -8,6 +8,7 @@ from ..errors import UnsupportedArtifact
 from .base import Reader
 from .code import CodeReader
 from .pdf import PdfReader
+from .table import TableReader
 from .text import TextReader
 
 
@@ -32,6 +33,7 @@ def default_registry() -> ReaderRegistry:
     return ReaderRegistry(
         [
             PdfReader(),  # PDF through PyMuPDF (the `pdf` extra)
+            TableReader(),  # CSV, TSV, JSONL, Parquet (DuckDB) and workbooks (openpyxl)
             CodeReader(),  # source files with a tree-sitter grammar wheel
             TextReader(),  # text and Markdown; also the fallback for any other text file
         ]

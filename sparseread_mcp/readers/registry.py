@@ -8,6 +8,7 @@ from ..errors import UnsupportedArtifact
 from .base import Reader
 from .code import CodeReader
 from .pdf import PdfReader
+from .structured import StructuredReader
 from .table import TableReader
 from .text import TextReader
 
@@ -34,6 +35,7 @@ def default_registry() -> ReaderRegistry:
         [
             PdfReader(),  # PDF through PyMuPDF (the `pdf` extra)
             TableReader(),  # CSV, TSV, JSONL, Parquet (DuckDB) and workbooks (openpyxl)
+            StructuredReader(),  # JSON, YAML, TOML: key paths
             CodeReader(),  # source files with a tree-sitter grammar wheel
             TextReader(),  # text and Markdown; also the fallback for any other text file
         ]

@@ -84,6 +84,7 @@ def _signals(parsed: ParsedArtifact) -> dict[str, int | str | None]:
     lines = parsed.lines
     longest = max((lines.line_end(n) - lines.starts[n - 1] for n in range(1, lines.line_count + 1)), default=0)
     return {
+        **parsed.signals,
         "lines": lines.line_count,
         "pages": lines.page_count,
         "passages": len(parsed.passages),

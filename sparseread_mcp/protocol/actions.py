@@ -48,7 +48,10 @@ def focus(
 ) -> tuple[list[Candidate], list[tuple[int, float]]]:
     ranking = locator.rank(parsed, query_for(intent))
     limit = max(8, max_items(intent) * 2)
-    return _top(parsed, ranking, slots_of(intent), limit=limit, skip=episode.overlaps_delivered), ranking
+    top = _top(parsed, ranking, slots_of(intent), limit=limit, skip=episode.overlaps_delivered)
+    if parsed.focus_context:
+        top = _with_context(parsed, top, parsed.focus_context, episode)
+    return top, ranking
 
 
 def collect(
@@ -169,6 +172,28 @@ def _top(
         text = parsed.text_of(passage)
         out.append(passage_candidate(parsed, index, score, tag_slots(text, slots)))
     return out
+
+
+def _with_context(parsed: ParsedArtifact, hits: list[Candidate], width: int, episode: Episode) -> list[Candidate]:
+    """Each hit with `width` passages either side, never overlapping a chosen or delivered span."""
+    chosen: list[Candidate] = []
+
+    def free(start: int, end: int) -> bool:
+        taken = any(c.start < end and start < c.end for c in chosen)
+        return not taken and not episode.overlaps_delivered(start, end)
+
+    last = len(parsed.passages) - 1
+    for hit in hits:
+        if hit.passage is None:
+            continue
+        start = parsed.passages[max(0, hit.passage - width)].start
+        end = parsed.passages[min(last, hit.passage + width)].end
+        if not free(start, end):
+            start, end = hit.start, hit.end
+            if not free(start, end):
+                continue
+        chosen.append(Candidate(start=start, end=end, score=hit.score, slots=hit.slots, passage=hit.passage))
+    return chosen
 
 
 def _neighbours(parsed: ParsedArtifact, span: tuple[int, int], slots: list[Slot], *, width: int) -> list[Candidate]:

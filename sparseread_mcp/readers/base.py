@@ -101,6 +101,10 @@ class ParsedArtifact:
     max_pages_per_read: int | None = None
     #: Tables answer `intent.query` (one read-only SELECT) exactly, over every row.
     queries: QueryRunner | None = None
+    #: Reader-specific signals for the preview (log levels, time range, ...).
+    signals: dict[str, int | str | None] = field(default_factory=dict)
+    #: Passages of context added on each side of a focus hit (log records read best in context).
+    focus_context: int = 0
 
     def text_of(self, passage: Passage) -> str:
         return self.artifact.text[passage.start : passage.end]

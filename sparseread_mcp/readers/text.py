@@ -17,7 +17,7 @@ from ..lines import LineIndex
 from .base import Action, OutlineEntry, ParsedArtifact, Passage, PassageKind
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".mkd", ".mdx"})
-TEXT_SUFFIXES = frozenset({".txt", ".text", ".rst", ".adoc", ".org", ".log", ""})
+TEXT_SUFFIXES = frozenset({".txt", ".text", ".rst", ".adoc", ".org", ""})
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")

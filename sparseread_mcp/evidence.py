@@ -35,6 +35,7 @@ def item_for(parsed: ParsedArtifact, candidate: Candidate) -> EvidenceItem:
         text=parsed.artifact.text[candidate.start : candidate.end],
         score=round(candidate.score, 4),
         slots=list(candidate.slots),
+        source_lines=_source_lines(parsed, candidate),
     )
 
 
@@ -50,3 +51,12 @@ def _lines(parsed: ParsedArtifact, candidate: Candidate, anchor: Anchor) -> tupl
     first = parsed.lines.line_of(candidate.start)
     last = parsed.lines.line_of(max(candidate.start, candidate.end - 1)) if candidate.end > candidate.start else first
     return first, last
+
+
+def _source_lines(parsed: ParsedArtifact, candidate: Candidate) -> tuple[int, int] | None:
+    if parsed.source_lines is None:
+        return None
+    first = parsed.lines.line_of(candidate.start)
+    last = parsed.lines.line_of(max(candidate.start, candidate.end - 1))
+    mapped = parsed.source_lines[first - 1 : last]
+    return (min(mapped), max(mapped)) if mapped else None

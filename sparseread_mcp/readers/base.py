@@ -105,6 +105,8 @@ class ParsedArtifact:
     signals: dict[str, int | str | None] = field(default_factory=dict)
     #: Passages of context added on each side of a focus hit (log records read best in context).
     focus_context: int = 0
+    #: For extracted text (HTML): the source file's line for each extracted line (1-based, by index).
+    source_lines: tuple[int, ...] | None = None
 
     def text_of(self, passage: Passage) -> str:
         return self.artifact.text[passage.start : passage.end]

@@ -7,6 +7,7 @@ from pathlib import Path
 from ..errors import UnsupportedArtifact
 from .base import Reader
 from .code import CodeReader
+from .html import HtmlReader
 from .log import LogReader
 from .pdf import PdfReader
 from .structured import StructuredReader
@@ -37,6 +38,7 @@ def default_registry() -> ReaderRegistry:
             PdfReader(),  # PDF through PyMuPDF (the `pdf` extra)
             TableReader(),  # CSV, TSV, JSONL, Parquet (DuckDB) and workbooks (openpyxl)
             StructuredReader(),  # JSON, YAML, TOML: key paths
+            HtmlReader(),  # HTML: main content as text with headings
             CodeReader(),  # source files with a tree-sitter grammar wheel
             LogReader(),  # .log, and text files whose lines look like log records
             TextReader(),  # text and Markdown; also the fallback for any other text file

@@ -1,0 +1,167 @@
+"""HTML: the main content as Markdown-like text with its heading structure.
+
+Scripts, styles, navigation, headers, footers, asides and forms are dropped; when the page has a
+<main> or <article>, only that is kept. The extracted text is the full view and anchors point into
+it; every extracted line also remembers the source line it came from (`source_lines` on items).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+from ..artifacts import Artifact
+from ..lines import LineIndex
+from .base import Action, ParsedArtifact
+from .text import text_structure
+
+SUFFIXES = frozenset({".html", ".htm", ".xhtml"})
+_SKIP = frozenset(
+    {
+        "script",
+        "style",
+        "noscript",
+        "template",
+        "svg",
+        "nav",
+        "header",
+        "footer",
+        "aside",
+        "form",
+        "head",
+        "iframe",
+        "button",
+    }
+)
+_BLOCK = frozenset(
+    {
+        "p",
+        "div",
+        "section",
+        "article",
+        "main",
+        "ul",
+        "ol",
+        "table",
+        "tr",
+        "blockquote",
+        "pre",
+        "figure",
+        "figcaption",
+        "dl",
+        "dt",
+        "dd",
+        "br",
+        "hr",
+        "body",
+    }
+)
+_HEADING = re.compile(r"^h([1-6])$")
+
+
+class _Extractor(HTMLParser):
+    def __init__(self, *, main_only: bool) -> None:
+        super().__init__(convert_charrefs=True)
+        self.main_only = main_only
+        self.lines: list[tuple[str, int]] = []  # (extracted line, source line)
+        self._current: list[str] = []
+        self._current_source = 1
+        self._skip_depth = 0
+        self._main_depth = 0
+        self._prefix = ""
+        self._pre = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in _SKIP:
+            self._skip_depth += 1
+            return
+        if tag in ("main", "article"):
+            self._main_depth += 1
+        if tag == "pre":
+            self._flush()
+            if self.lines and self.lines[-1][0]:
+                self.lines.append(("", self.getpos()[0]))
+            self._pre += 1
+            return
+        if heading := _HEADING.match(tag):
+            self._flush()
+            self._prefix = "#" * int(heading.group(1)) + " "
+        elif tag == "li":
+            self._flush()
+            self._prefix = "- "
+        elif tag in ("td", "th"):
+            self._current.append(" | ")
+        elif tag in _BLOCK:
+            self._flush()
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _SKIP:
+            self._skip_depth = max(0, self._skip_depth - 1)
+            return
+        if tag in ("main", "article"):
+            self._main_depth = max(0, self._main_depth - 1)
+        if tag == "pre":
+            self._flush()
+            self._pre = max(0, self._pre - 1)
+            return
+        if _HEADING.match(tag) or tag in _BLOCK or tag == "li":
+            self._flush()
+
+    def handle_data(self, data: str) -> None:
+        if self._skip_depth or (self.main_only and not self._main_depth):
+            return
+        if not self._current or not "".join(self._current).strip():
+            self._current_source = self.getpos()[0]
+        if self._pre:
+            for i, part in enumerate(data.split("\n")):
+                if i:
+                    self._flush(keep_empty=True)
+                    self._current_source = self.getpos()[0] + i
+                self._current.append(part)
+        else:
+            self._current.append(data)
+
+    def _flush(self, *, keep_empty: bool = False) -> None:
+        raw = "".join(self._current)
+        text = raw.rstrip() if self._pre else " ".join(raw.split()).strip(" |")
+        if text or keep_empty:
+            if self.lines and self.lines[-1][0] and not self._pre:
+                self.lines.append(("", self._current_source))  # blank line between blocks
+            self.lines.append((self._prefix + text, self._current_source))
+        self._current = []
+        self._prefix = ""
+
+    def close(self) -> None:
+        super().close()
+        self._flush()
+
+
+class HtmlReader:
+    name = "html"
+    types = frozenset({"html"})
+    actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify"})
+    binary = False
+    cost_profile = "extract: main content as text with headings; locate: bm25 over its passages"
+
+    def accepts(self, path: Path) -> bool:
+        return path.suffix.lower() in SUFFIXES
+
+    def parse(self, artifact: Artifact, *, passage_chars: int) -> ParsedArtifact:
+        has_main = re.search(r"<(main|article)[\s>]", artifact.text, re.IGNORECASE) is not None
+        extractor = _Extractor(main_only=has_main)
+        extractor.feed(artifact.text)
+        extractor.close()
+        lines = extractor.lines
+        text = "\n".join(line for line, _ in lines) + ("\n" if lines else "")
+        index = LineIndex(text)
+        passages, outline = text_structure(index, passage_chars, markdown=True)
+        return ParsedArtifact(
+            artifact=dataclasses.replace(artifact, text=text),
+            type="html",
+            lines=index,
+            passages=passages,
+            outline=outline,
+            source_lines=tuple(source for _, source in lines),
+        )

@@ -42,9 +42,7 @@ def load_artifact(location: ResolvedPath, *, binary: bool = False) -> Artifact:
     """Read and fingerprint a file inside the roots; refuse directories, and binary content unless
     `binary` (then the bytes are kept for the reader to extract its own text)."""
     if location.absolute.is_dir():
-        raise UnsupportedArtifact(
-            f"{location.relative!r} is a directory: pass a file inside it (directory reading is not built yet)"
-        )
+        raise UnsupportedArtifact(f"{location.relative!r} is a directory: preview it, or pass a file inside it")
     try:
         data = location.absolute.read_bytes()
     except OSError as exc:
@@ -71,7 +69,7 @@ def fingerprint_of(location: ResolvedPath) -> str:
 
 
 def artifact_from_bytes(location: ResolvedPath, data: bytes) -> Artifact:
-    if _looks_binary(data[:_SNIFF_BYTES]):
+    if looks_binary(data[:_SNIFF_BYTES]):
         raise UnsupportedArtifact(
             f"{location.relative!r} looks binary (NUL bytes): only text and Markdown are readable for now"
         )
@@ -89,9 +87,17 @@ def artifact_from_bytes(location: ResolvedPath, data: bytes) -> Artifact:
     )
 
 
-def _looks_binary(sniff: bytes) -> bool:
-    # A few stray NULs happen in real text (PDF extractions); binary formats are full of them.
-    return sniff.count(b"\x00") > max(2, len(sniff) // 100)
+_CONTROL = bytes([*range(0, 9), *range(14, 27), *range(28, 32)])  # not tab, newlines, form feed or ESC
+
+
+def looks_binary(sniff: bytes) -> bool:
+    """A few stray NULs happen in real text (PDF extractions); binary formats are full of control bytes."""
+    if not sniff:
+        return False
+    if sniff.count(b"\x00") > max(2, len(sniff) // 100):
+        return True
+    controls = len(sniff) - len(sniff.translate(None, _CONTROL))
+    return controls > len(sniff) // 10
 
 
 K = TypeVar("K")

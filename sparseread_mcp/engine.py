@@ -8,6 +8,8 @@ from typing import Literal
 
 from .anchors import Target, parse_target
 from .artifacts import LruCache, fingerprint_of, load_artifact
+from .collection import FileIndex, Inventory, build_inventory
+from .collection_read import preview_directory, read_directory
 from .config import HARD_RESPONSE_CAP_TOKENS, MIN_BUDGET_TOKENS, Settings
 from .errors import BudgetTooSmall, IntentError, SparsereadError, StaleArtifact, UnsupportedArtifact
 from .evidence import Candidate, pointer_for
@@ -55,6 +57,7 @@ class ReadEngine:
         self._parsed: LruCache[tuple[str, str], ParsedArtifact] = LruCache(32)
         self._full_tokens: LruCache[str, int] = LruCache(512)
         self._texts: LruCache[str, str] = LruCache(64)  # rev -> text, to verify older pointers
+        self._indexes: LruCache[str, FileIndex] = LruCache(8)  # directory fingerprint -> file index
 
     # -- artifacts ---------------------------------------------------------------------------
     def open(self, path: str) -> ParsedArtifact:
@@ -78,12 +81,26 @@ class ReadEngine:
         text = parsed.artifact.text
         return self._full_tokens.get_or_build(parsed.artifact.fingerprint, lambda: self.counter.count(text))
 
+    def inventory(self, relative: str) -> Inventory:
+        """The directory's inventory (walked each call: its fingerprint tells whether the index is reusable)."""
+        location = self.roots.resolve(relative)
+        return build_inventory(
+            location.absolute, location.relative if location.relative != "." else "", self.roots, self.registry
+        )
+
+    def file_index(self, inventory: Inventory) -> FileIndex:
+        """The directory's file index, built once per directory fingerprint."""
+        base = self.roots.resolve(inventory.root_path or ".").absolute
+        return self._indexes.get_or_build(inventory.fingerprint, lambda: FileIndex(base, inventory.files))
+
     # -- tools -------------------------------------------------------------------------------
     def preview(
         self, session_key: str, path: str, intent: Intent | None = None, budget_tokens: int | None = None
     ) -> Preview:
         session = self.sessions.get(session_key)
         with session.lock:
+            if self.roots.resolve(parse_target(path).path).absolute.is_dir():
+                return preview_directory(self, self.inventory(parse_target(path).path), self._budget(budget_tokens))
             parsed = self.open(parse_target(path).path)
             self._note_version(session, parsed)
             if session.intent is None and not is_empty(intent):
@@ -108,6 +125,17 @@ class ReadEngine:
             if request.cursor:
                 return self._continue(session, request.cursor, budget)
             target = parse_target(request.target)
+            if target.rev is None and self.roots.resolve(target.path).absolute.is_dir():
+                if session.intent is None and not is_empty(request.intent):
+                    session.intent = request.intent
+                return read_directory(
+                    self,
+                    session,
+                    self.inventory(target.path),
+                    action=request.action,
+                    budget=budget,
+                    intent=effective_intent(request.intent, session.intent),
+                )
             if target.rev is not None and request.action == "verify":
                 return self._verify_pointer(session, target, budget)
             parsed = self.open(target.path)
@@ -295,6 +323,13 @@ class ReadEngine:
     def _continue(self, session: Session, cursor: str, budget: int) -> EvidencePack:
         episode_id, _, offset_text = cursor.rpartition(":")
         episode = session.episodes.get(episode_id)
+        if episode is not None and episode.type == "directory" and offset_text == "dir":
+            inventory = self.inventory(episode.path if episode.path != "." else ".")
+            if inventory.fingerprint != episode.fingerprint:
+                raise StaleArtifact(f"{episode.path} changed since this search; run it again")
+            return read_directory(
+                self, session, inventory, action="refine", intent=None, budget=budget, continuing=episode
+            )
         if episode is None or not offset_text.isdigit() or episode.full_view_next != int(offset_text):
             raise IntentError(f"cursor {cursor!r} is not a live cursor of this session; call sro_read again")
         parsed = self.open(episode.path)

@@ -30,6 +30,11 @@ class Ledger:
             raise AssertionError("sparse batch admitted past the ledger; check fits() before delivery")
         self.sparse_chars += payload_chars
 
+    def record(self, payload_chars: int) -> None:
+        """Collections (directories) record what they expose without a bound: their items come from
+        many files, and no single full view would replace them."""
+        self.sparse_chars += payload_chars
+
     def charge_full(self, page_chars: int) -> None:
         if self.full_chars + page_chars > self.full_view_chars:
             raise AssertionError("full view charged twice in one episode")

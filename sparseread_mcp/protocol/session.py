@@ -18,6 +18,7 @@ class DeliveredItem:
     end: int
     slots: tuple[str, ...]
     support: dict[str, float]
+    text: str = ""  # kept for directory episodes, whose items come from many files
 
 
 @dataclass(slots=True, kw_only=True)
@@ -40,6 +41,8 @@ class Episode:
     closed: bool = False
     stale: bool = False
     coverage: dict[str, SlotCoverage] = field(default_factory=dict)
+    #: Directory episodes: the ranked cross-file candidates still to offer (refine and cursors).
+    pending: list[object] = field(default_factory=list)
 
     def overlaps_delivered(self, start: int, end: int) -> bool:
         # Equal spans count too, so even an empty line is never sent twice.

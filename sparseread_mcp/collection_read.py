@@ -1,0 +1,338 @@
+"""Reading a directory: previews, cross-file focus/collect delegating to each file's reader, search.
+
+Items always come from files, one pointer each (`path@rev#anchor`). Focus ranks files by path and
+content, then lets each top file's own reader locate passages; search (needles without a goal)
+scans every text file and returns matching lines with context, the total count, and a cursor.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .anchors import format_lines
+from .artifacts import content_rev
+from .collection import Inventory, inventory_lines
+from .errors import BudgetTooSmall, IntentError, SparsereadError
+from .evidence import item_for, passage_candidate
+from .gate.ledger import Ledger
+from .models import (
+    ArtifactInfo,
+    ArtifactRef,
+    EpisodeRef,
+    EvidenceItem,
+    EvidencePack,
+    Exposure,
+    Gate,
+    Intent,
+    OpResult,
+    OutlineItem,
+    Preview,
+    SlotCoverage,
+)
+from .protocol.actions import slots_of
+from .protocol.coverage import summarize, support
+from .protocol.intents import objective_of, query_for
+from .protocol.session import DeliveredItem, Episode, Session
+
+if TYPE_CHECKING:
+    from .engine import ReadEngine
+
+TOP_FILES = 6
+PASSAGES_PER_FILE = 3
+SEARCH_CONTEXT_LINES = 1
+SEARCH_SKIP_TYPES = frozenset({"binary", "unreadable", "pdf", "xlsx", "parquet"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Hit:
+    item: EvidenceItem
+    start: int
+    end: int
+    path: str
+
+
+def preview_directory(engine: ReadEngine, inventory: Inventory, budget: int) -> Preview:
+    rows = inventory_lines(inventory, depth=3, entries=200)
+    base = Preview(
+        artifact=ArtifactInfo(
+            path=inventory.root_path or ".",
+            type="directory",
+            fingerprint=inventory.fingerprint,
+            size_bytes=inventory.total_bytes,
+        ),
+        full_view_chars=inventory.total_bytes,
+        full_view_tokens=inventory.total_bytes // 4,
+        outline=[],
+        samples=[],
+        signals={
+            "files": len(inventory.files),
+            "bytes": inventory.total_bytes,
+            "tokens_estimate": inventory.total_bytes // 4,
+            "collapsed_folders": len(inventory.collapsed),
+            "skipped": inventory.skipped,
+            "truncated": "yes" if inventory.truncated else "no",
+        },
+        route="sparse",
+        reason="a directory is read by ranking its files; focus, collect or search with needles",
+        tokenizer=engine.counter.name,
+    )
+    outline: list[OutlineItem] = []
+    used = engine.counter.count(base.model_dump_json(exclude_none=True)) + 40
+    complete = True
+    for title, anchor, level in rows:
+        item = OutlineItem(title=title, anchor=anchor, lines=(1, 1), level=level)
+        cost = engine.counter.count(item.model_dump_json()) + 1
+        if used + cost > budget:
+            complete = False
+            break
+        outline.append(item)
+        used += cost
+    preview = base.model_copy(update={"outline": outline, "outline_complete": complete})
+    return preview.model_copy(update={"tokens": engine.counter.count(preview.model_dump_json(exclude_none=True))})
+
+
+def read_directory(
+    engine: ReadEngine,
+    session: Session,
+    inventory: Inventory,
+    *,
+    action: str,
+    intent: Intent | None,
+    budget: int,
+    continuing: Episode | None = None,
+) -> EvidencePack:
+    """Focus, collect or search a directory; with `continuing`, deliver that episode's next queued items."""
+    if action == "verify":
+        raise IntentError("verify works on a file or a pointer (path@rev#anchor), not on a directory")
+    episode = continuing or _episode(session, inventory, objective_of(intent))
+    result: OpResult | None = None
+    if continuing is None and action != "refine":
+        if intent is None or not (intent.goal or intent.slots or intent.needles):
+            raise IntentError(
+                f"{inventory.root_path or '.'} is a directory: pass intent.goal (ranked files and passages) or "
+                "intent.needles (search every file), or sro_preview it for the inventory"
+            )
+        if intent.needles and not intent.goal and not intent.slots:
+            hits, result = _search(engine, inventory, intent)
+        else:
+            hits = _ranked(engine, inventory, intent, collect=action == "collect")
+        episode.pending = list(hits)
+    return _deliver(engine, episode, inventory, intent, budget, result)
+
+
+def _episode(session: Session, inventory: Inventory, objective: str) -> Episode:
+    path = inventory.root_path or "."
+    episode = session.find_episode(path, inventory.fingerprint, objective)
+    if episode is None:
+        episode = Episode(
+            id=session.new_episode_id(),
+            path=path,
+            type="directory",
+            fingerprint=inventory.fingerprint,
+            rev=content_rev(inventory.fingerprint),
+            objective=objective,
+            full_view_tokens=inventory.total_bytes // 4,
+            ledger=Ledger(full_view_chars=max(1, inventory.total_bytes)),
+        )
+        session.episodes[episode.id] = episode
+    return episode
+
+
+def _ranked(engine: ReadEngine, inventory: Inventory, intent: Intent, *, collect: bool) -> list[Hit]:
+    index = engine.file_index(inventory)
+    hits: list[tuple[float, Hit]] = []
+    slot_queries = (
+        [(s.id, query_for(intent, slot_id=s.id)) for s in intent.slots]
+        if collect and intent.slots
+        else [(None, query_for(intent))]
+    )
+    for slot_id, query in slot_queries:
+        files = index.rank(list(query.terms))
+        if not files:
+            continue
+        floor = files[0][1] * 0.3
+        for entry, file_score in files[:TOP_FILES]:
+            if file_score < floor:
+                break
+            try:
+                parsed = engine.open(f"{inventory.root_path}/{entry.path}" if inventory.root_path else entry.path)
+            except SparsereadError:
+                continue  # unreadable or unsupported files are skipped, not fatal
+            ranking = engine.locator.rank(parsed, query)
+            slots = tuple([slot_id] if slot_id else [s.id for s in slots_of(intent)])
+            for passage_index, score in ranking[:PASSAGES_PER_FILE]:
+                candidate = passage_candidate(parsed, passage_index, score, slots)
+                hit = Hit(
+                    item=item_for(parsed, candidate),
+                    start=candidate.start,
+                    end=candidate.end,
+                    path=parsed.artifact.path,
+                )
+                hits.append((file_score * (0.5 + 0.5 * score), hit))
+    hits.sort(key=lambda pair: -pair[0])
+    unique: dict[str, Hit] = {}
+    for score, hit in hits:
+        item = hit.item.model_copy(update={"score": round(score, 4)})
+        if item.pointer in unique:
+            merged = sorted(set(unique[item.pointer].item.slots) | set(item.slots))
+            unique[item.pointer] = Hit(
+                item=unique[item.pointer].item.model_copy(update={"slots": merged}),
+                start=hit.start,
+                end=hit.end,
+                path=hit.path,
+            )
+        else:
+            unique[item.pointer] = Hit(item=item, start=hit.start, end=hit.end, path=hit.path)
+    return list(unique.values())
+
+
+def _search(engine: ReadEngine, inventory: Inventory, intent: Intent) -> tuple[list[Hit], OpResult]:
+    """Every match of the needles in every text file, as lines with context; never whole files."""
+    query = query_for(Intent(needles=intent.needles))
+    patterns = list(query.patterns) + [re.compile(re.escape(n), re.IGNORECASE) for n in query.needles]
+    base = engine.roots.resolve(inventory.root_path or ".").absolute
+    hits: list[Hit] = []
+    per_file: list[tuple[str, int]] = []
+    total = scanned = 0
+    for entry in inventory.files:
+        if entry.type in SEARCH_SKIP_TYPES:
+            continue
+        try:
+            data = (base / entry.path).read_bytes()
+        except OSError:
+            continue
+        scanned += 1
+        text = data.decode("utf-8", "replace")
+        lines = text.split("\n")
+        matched = [n for n, line in enumerate(lines, start=1) if any(p.search(line) for p in patterns)]
+        if not matched:
+            continue
+        total += len(matched)
+        rel = f"{inventory.root_path}/{entry.path}" if inventory.root_path else entry.path
+        per_file.append((rel, len(matched)))
+        rev = content_rev(hashlib.sha256(data).hexdigest())
+        for first, last in _windows(matched, len(lines)):
+            snippet = "\n".join(lines[first - 1 : last])
+            anchor = format_lines(first, last)
+            item = EvidenceItem(
+                pointer=f"{rel}@{rev}#{anchor}",
+                anchor=anchor,
+                lines=(first, last),
+                page=None,
+                text=snippet,
+                score=1.0,
+                slots=[],
+            )
+            hits.append(Hit(item=item, start=first, end=last, path=rel))
+    per_file.sort(key=lambda pair: -pair[1])
+    result = OpResult(
+        value=total,
+        scanned=f"{scanned} text files under {inventory.root_path or '.'}",
+        columns=["path", "matching lines"],
+        rows=[[p, c] for p, c in per_file[:50]],
+        row_count=len(per_file),
+        rows_scanned=scanned,
+        query=" | ".join(intent.needles or []),
+        capped=len(per_file) > 50,
+        provenance=["line-by-line scan, case-insensitive"],
+    )
+    return hits, result
+
+
+def _windows(matched: list[int], line_count: int) -> list[tuple[int, int]]:
+    windows: list[tuple[int, int]] = []
+    for n in matched:
+        first, last = max(1, n - SEARCH_CONTEXT_LINES), min(line_count, n + SEARCH_CONTEXT_LINES)
+        if windows and first <= windows[-1][1] + 1:
+            windows[-1] = (windows[-1][0], last)
+        else:
+            windows.append((first, last))
+    return windows
+
+
+def _deliver(
+    engine: ReadEngine,
+    episode: Episode,
+    inventory: Inventory,
+    intent: Intent | None,
+    budget: int,
+    result: OpResult | None,
+) -> EvidencePack:
+    delivered = {d.pointer for d in episode.delivered}
+    pending = [h for h in episode.pending if isinstance(h, Hit) and h.item.pointer not in delivered]
+    slot_ids = [s.id for s in slots_of(intent)] if intent and (intent.goal or intent.slots) else []
+
+    def build(items: list[EvidenceItem], remaining: int) -> EvidencePack:
+        evidence: dict[str, list[tuple[str, float]]] = {}
+        texts = [(d.pointer, d.text) for d in episode.delivered] + [(i.pointer, i.text) for i in items]
+        for slot in slots_of(intent) if slot_ids and intent else []:
+            for pointer, text in texts:
+                if (value := support(slot, text)) > 0:
+                    evidence.setdefault(slot.id, []).append((pointer, value))
+        coverage: list[SlotCoverage] = summarize(slot_ids, evidence)
+        payload = sum(len(i.model_dump_json(exclude_none=True)) for i in items)
+        cursor = f"{episode.id}:dir" if remaining else None
+        pack = EvidencePack(
+            episode=EpisodeRef(
+                id=episode.id,
+                artifact=ArtifactRef(path=episode.path, type="directory", fingerprint=episode.fingerprint),
+                objective=episode.objective,
+            ),
+            action="focus",
+            view="snippets",
+            items=items,
+            result=result,
+            coverage=coverage,
+            unresolved=[c.slot for c in coverage if c.status != "found"],
+            scope=f"directory: {len(inventory.files)} files ({inventory.total_bytes} bytes); items come from "
+            f"{len({i.pointer.split('@')[0] for i in items})} files, each located by its own reader",
+            exposure=Exposure(
+                payload_chars=payload,
+                payload_tokens=sum(engine.counter.count(i.text) for i in items),
+                episode_chars=episode.ledger.sparse_chars + payload,
+                full_view_chars=episode.ledger.full_view_chars,
+                full_view_tokens=episode.full_view_tokens,
+                remaining_chars=max(0, episode.ledger.remaining - payload),  # E may pass L for a collection
+            ),
+            gate=Gate(
+                decision="sparse",
+                reason=f"{len(items)} item(s) from the directory, {remaining} more queued; a collection is "
+                "not replaced by one full view, so each file's reads carry its own bound",
+            ),
+            next=["pass `cursor` (or action='refine') for the next items", "read a file's passage: sro_read(pointer)"]
+            if remaining
+            else ["read a file's passage: sro_read(pointer)"],
+            cursor=cursor,
+            tokenizer=engine.counter.name,
+        )
+        first = engine.counter.count(pack.model_dump_json(exclude_none=True))
+        return pack.model_copy(update={"tokens": first + 4})
+
+    chosen: list[Hit] = []
+    pack = build([], len(pending))
+    if pack.tokens > budget:
+        raise BudgetTooSmall(f"budget_tokens={budget} is below this response's frame ({pack.tokens} tokens)")
+    for hit in pending:
+        if len(chosen) >= 12:
+            break
+        trial = build([h.item for h in [*chosen, hit]], len(pending) - len(chosen) - 1)
+        if trial.tokens <= budget:
+            chosen.append(hit)
+            pack = trial
+    if pending and not chosen:
+        raise BudgetTooSmall(
+            f"budget_tokens={budget} cannot hold the next item ({pending[0].item.pointer}); raise budget_tokens"
+        )
+    pack = build([h.item for h in chosen], len(pending) - len(chosen))
+    episode.ledger.record(pack.exposure.payload_chars)
+    for hit in chosen:
+        episode.delivered.append(
+            DeliveredItem(
+                pointer=hit.item.pointer, start=0, end=0, slots=tuple(hit.item.slots), support={}, text=hit.item.text
+            )
+        )
+    episode.coverage.update({c.slot: c for c in pack.coverage})
+    return pack

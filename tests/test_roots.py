@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from sparseread_mcp import OutsideRoots, ReadEngine, ReadRequest, Settings
-from sparseread_mcp.errors import UnsupportedArtifact
+from sparseread_mcp.errors import IntentError, UnsupportedArtifact
 
 
 @pytest.fixture
@@ -84,5 +84,5 @@ def test_missing_file_and_directory_get_clear_errors(layout: tuple[Path, Path]) 
     engine = ReadEngine(Settings(roots=(root,)))
     with pytest.raises(UnsupportedArtifact, match="no such file"):
         engine.read("s", ReadRequest(target="nope.md"))
-    with pytest.raises(UnsupportedArtifact, match="directory"):
+    with pytest.raises(IntentError, match="is a directory"):
         engine.read("s", ReadRequest(target="folder"))

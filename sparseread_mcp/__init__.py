@@ -20,6 +20,7 @@ from .config import Settings
 from .engine import ReadEngine, ReadRequest
 from .errors import (
     AnchorError,
+    BinaryArtifact,
     BudgetTooSmall,
     ConfigError,
     IntentError,
@@ -34,6 +35,7 @@ from .readers import Reader, default_registry
 
 __all__ = [
     "AnchorError",
+    "BinaryArtifact",
     "BudgetTooSmall",
     "Card",
     "ConfigError",

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from .errors import UnsupportedArtifact
+from .errors import BinaryArtifact, UnsupportedArtifact
 from .roots import ResolvedPath
 
 #: Bytes inspected for NUL when deciding whether a file is text.
@@ -70,8 +70,9 @@ def fingerprint_of(location: ResolvedPath) -> str:
 
 def artifact_from_bytes(location: ResolvedPath, data: bytes) -> Artifact:
     if looks_binary(data[:_SNIFF_BYTES]):
-        raise UnsupportedArtifact(
-            f"{location.relative!r} looks binary (NUL bytes): only text and Markdown are readable for now"
+        kind = magic_kind(data[:16])
+        raise BinaryArtifact(
+            f"{location.relative!r} is binary ({kind}): no reader shows it as text; sro_preview gives its card"
         )
     try:
         text = data.decode("utf-8-sig")
@@ -85,6 +86,27 @@ def artifact_from_bytes(location: ResolvedPath, data: bytes) -> Artifact:
         size_bytes=len(data),
         fingerprint=hashlib.sha256(data).hexdigest(),
     )
+
+
+_MAGIC = (
+    (b"\x89PNG", "PNG image"),
+    (b"\xff\xd8\xff", "JPEG image"),
+    (b"GIF8", "GIF image"),
+    (b"PK\x03\x04", "ZIP archive"),
+    (b"%PDF", "PDF"),
+    (b"\x7fELF", "ELF executable"),
+    (b"\x1f\x8b", "gzip data"),
+    (b"SQLite format 3", "SQLite database"),
+    (b"MZ", "Windows executable"),
+    (b"\x00asm", "WebAssembly"),
+    (b"BZh", "bzip2 data"),
+    (b"\xfd7zXZ", "xz data"),
+)
+
+
+def magic_kind(head: bytes) -> str:
+    """A short guess at a binary format from its first bytes."""
+    return next((name for magic, name in _MAGIC if head.startswith(magic)), "unknown binary format")
 
 
 _CONTROL = bytes([*range(0, 9), *range(14, 27), *range(28, 32)])  # not tab, newlines, form feed or ESC

@@ -11,14 +11,14 @@ from .artifacts import LruCache, fingerprint_of, load_artifact
 from .collection import FileIndex, Inventory, build_inventory
 from .collection_read import preview_directory, read_directory
 from .config import HARD_RESPONSE_CAP_TOKENS, MIN_BUDGET_TOKENS, Settings
-from .errors import BudgetTooSmall, IntentError, SparsereadError, StaleArtifact, UnsupportedArtifact
+from .errors import BinaryArtifact, BudgetTooSmall, IntentError, SparsereadError, StaleArtifact, UnsupportedArtifact
 from .evidence import Candidate, pointer_for
 from .gate.delivery import CoverageFn, Delivery, Extras, deliver_full, deliver_sparse
 from .gate.ledger import Ledger
 from .gate.route import choose_route
 from .locate import get_locator
 from .models import Card, EvidencePack, GateDecision, Intent, OpResult, Preview
-from .preview import build_preview
+from .preview import binary_card, build_preview
 from .protocol import actions
 from .protocol.card import build_card
 from .protocol.coverage import episode_coverage
@@ -99,9 +99,13 @@ class ReadEngine:
     ) -> Preview:
         session = self.sessions.get(session_key)
         with session.lock:
-            if self.roots.resolve(parse_target(path).path).absolute.is_dir():
+            location = self.roots.resolve(parse_target(path).path)
+            if location.absolute.is_dir():
                 return preview_directory(self, self.inventory(parse_target(path).path), self._budget(budget_tokens))
-            parsed = self.open(parse_target(path).path)
+            try:
+                parsed = self.open(parse_target(path).path)
+            except BinaryArtifact as exc:
+                return binary_card(location, str(exc), self.counter)
             self._note_version(session, parsed)
             if session.intent is None and not is_empty(intent):
                 session.intent = intent
@@ -110,12 +114,14 @@ class ReadEngine:
                 native_fit_tokens=self.settings.native_fit_tokens,
                 intent=effective_intent(intent, session.intent),
             )
+            reader = self.registry.reader_for(location.absolute)
             return build_preview(
                 parsed,
                 full_view_tokens=self.full_view_tokens(parsed),
                 route=route,
                 counter=self.counter,
                 budget_tokens=self._budget(budget_tokens),
+                configurations=[str(c) for c in self.registry.configurations(reader)],
             )
 
     def read(self, session_key: str, request: ReadRequest) -> EvidencePack:

@@ -3,7 +3,8 @@
 ```
 SparsereadError
 ├─ OutsideRoots         a path resolves outside every root
-├─ UnsupportedArtifact  no reader accepts the path (binary, directory, missing)
+├─ UnsupportedArtifact  no reader accepts the path (directory without intent, missing, damaged)
+│  └─ BinaryArtifact    binary content no reader can show as text
 ├─ MissingDependency    the reader exists; its extra is not installed (message has the pip command)
 ├─ AnchorError          malformed or out-of-range anchor (message shows the valid range)
 ├─ BudgetTooSmall       nothing useful fits (message says the minimum and how to narrow)
@@ -29,6 +30,10 @@ class OutsideRoots(SparsereadError):
 
 class UnsupportedArtifact(SparsereadError):
     """No reader accepts the path."""
+
+
+class BinaryArtifact(UnsupportedArtifact):
+    """Binary content that no reader can show as text."""
 
 
 class MissingDependency(SparsereadError):

@@ -142,6 +142,7 @@ class Preview(_Model):
     route: Literal["native", "sparse"]
     reason: str
     content: str | None = None
+    configurations: list[str] = Field(default_factory=list, description="reader x method x exposure choices.")
     tokens: int = 0
     tokenizer: str = "o200k_base"
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from .artifacts import fingerprint_of, magic_kind
 from .gate.route import Route
 from .models import ArtifactInfo, EvidenceItem, OutlineItem, Preview
 from .readers.base import OutlineEntry, ParsedArtifact
+from .roots import ResolvedPath
 from .tokens import TokenCounter
 
 _SAMPLE_CHARS = 240
@@ -12,7 +14,13 @@ _SAMPLES = 3
 
 
 def build_preview(
-    parsed: ParsedArtifact, *, full_view_tokens: int, route: Route, counter: TokenCounter, budget_tokens: int
+    parsed: ParsedArtifact,
+    *,
+    full_view_tokens: int,
+    route: Route,
+    counter: TokenCounter,
+    budget_tokens: int,
+    configurations: list[str] | None = None,
 ) -> Preview:
     """Outline (levels dropped from the deepest until it fits), samples and signals within the budget."""
     artifact = parsed.artifact
@@ -28,6 +36,7 @@ def build_preview(
         route="native" if route.native else "sparse",
         reason=route.reason,
         content=artifact.text if route.native else None,
+        configurations=configurations or [],
         tokenizer=counter.name,
     )
     used = counter.count(base.model_dump_json(exclude_none=True))
@@ -91,3 +100,24 @@ def _signals(parsed: ParsedArtifact) -> dict[str, int | str | None]:
         "headings": sum(1 for p in parsed.passages if p.kind == "heading") or len(parsed.outline),
         "longest_line_chars": longest,
     }
+
+
+def binary_card(location: ResolvedPath, reason: str, counter: TokenCounter) -> Preview:
+    """What can be said of a binary file without reading it as text: its card."""
+    with location.absolute.open("rb") as handle:
+        head = handle.read(16)
+    size = location.absolute.stat().st_size
+    card = Preview(
+        artifact=ArtifactInfo(
+            path=location.relative, type="binary", fingerprint=fingerprint_of(location), size_bytes=size
+        ),
+        full_view_chars=0,
+        full_view_tokens=0,
+        outline=[],
+        samples=[],
+        signals={"format": magic_kind(head)},
+        route="sparse",
+        reason=reason,
+        tokenizer=counter.name,
+    )
+    return card.model_copy(update={"tokens": counter.count(card.model_dump_json(exclude_none=True))})

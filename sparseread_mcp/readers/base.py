@@ -142,6 +142,8 @@ class Reader(Protocol):
     binary: bool
     #: A short cost profile: how location and exposure are priced for this type.
     cost_profile: str
+    #: (method, exposure) pairs this reader offers; reader x method x exposure is a configuration.
+    configurations: tuple[tuple[str, str], ...]
 
     def accepts(self, path: Path) -> bool: ...
 

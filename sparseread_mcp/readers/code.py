@@ -48,6 +48,13 @@ class CodeReader:
     actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify"})
     binary = False
     cost_profile = "locate: bm25 over symbol-sized chunks (names, signatures, docstrings weighted); expose: symbols"
+    #: (location or processing method, exposure form) pairs: with the reader, its configurations.
+    configurations: tuple[tuple[str, str], ...] = (
+        ("bm25+symbols", "snippets"),
+        ("symbol", "snippets"),
+        ("any", "full_view"),
+        ("any", "compact"),
+    )
 
     def accepts(self, path: Path) -> bool:
         return path.suffix.lower() in BY_SUFFIX

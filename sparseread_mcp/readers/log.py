@@ -67,6 +67,13 @@ class LogReader:
     actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify"})
     binary = False
     cost_profile = "locate: bm25 and patterns over records; summarize: levels, signatures, time range"
+    #: (location or processing method, exposure form) pairs: with the reader, its configurations.
+    configurations: tuple[tuple[str, str], ...] = (
+        ("bm25", "records_in_context"),
+        ("needles", "records_in_context"),
+        ("signatures", "outline"),
+        ("any", "full_view"),
+    )
 
     def accepts(self, path: Path) -> bool:
         suffix = path.suffix.lower()

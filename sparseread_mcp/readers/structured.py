@@ -55,6 +55,13 @@ class StructuredReader:
     actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify"})
     binary = False
     cost_profile = "locate: key paths and bm25 over values; exact: array filters by field; expose: values"
+    #: (location or processing method, exposure form) pairs: with the reader, its configurations.
+    configurations: tuple[tuple[str, str], ...] = (
+        ("bm25+key_paths", "values"),
+        ("key_path", "snippets"),
+        ("array_filter", "result"),
+        ("any", "full_view"),
+    )
 
     def accepts(self, path: Path) -> bool:
         return path.suffix.lower() in PARSERS

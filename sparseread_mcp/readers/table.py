@@ -65,6 +65,13 @@ class TableReader:
     actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify"})
     binary = True  # Parquet and workbooks are decoded here; text tables are decoded like any text
     cost_profile = "locate: bm25 over rows; exact: one read-only SELECT over all rows (result only)"
+    #: (location or processing method, exposure form) pairs: with the reader, its configurations.
+    configurations: tuple[tuple[str, str], ...] = (
+        ("bm25", "rows"),
+        ("sql", "result"),
+        ("row", "snippets"),
+        ("any", "full_view"),
+    )
 
     def accepts(self, path: Path) -> bool:
         return path.suffix.lower() in SUFFIXES

@@ -43,6 +43,13 @@ class TextReader:
     actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify"})
     binary = False
     cost_profile = "locate: lexical/bm25 over structure-aware passages; expose: anchored snippets or full text"
+    #: (location or processing method, exposure form) pairs: with the reader, its configurations.
+    configurations: tuple[tuple[str, str], ...] = (
+        ("bm25", "snippets"),
+        ("lexical", "snippets"),
+        ("needles", "snippets"),
+        ("any", "full_view"),
+    )
 
     def accepts(self, path: Path) -> bool:
         suffix = path.suffix.lower()

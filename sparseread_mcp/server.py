@@ -102,10 +102,11 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
 
     @server.tool(
         name="sro_read",
-        description="Read evidence, not whole files. target: path, path#anchor (#L10-L40, #L3:C5-C90, #p12, "
-        "#Heading) or pointer path@rev#anchor. action: scout | focus (default) | collect (per-slot) | refine "
-        "(more, never resent) | verify (claim in intent.goal, or a pointer). Returns verbatim items with "
-        "pointers, per-slot coverage and exposure; the gate may return the full view once instead.",
+        description="Read evidence, not whole files. target: file, directory, path#anchor (#L10-L40, #p12, "
+        "#Heading, #Class.method, #row=17, #$.a.b) or pointer path@rev#anchor. action: scout | focus (default) | "
+        "collect (per-slot) | refine (more, never resent) | verify (claim in intent.goal, or a pointer). "
+        "intent.query: SQL SELECT on tables, $.arr[?f=v] on JSON. Returns verbatim items with pointers, "
+        "per-slot coverage and exposure; the gate may return the full view once instead.",
         annotations=_READ_ONLY,
     )
     async def sro_read(

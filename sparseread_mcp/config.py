@@ -28,6 +28,10 @@ class Settings:
     passage_chars: int = 500
     #: Token encoding used for every count (bundled, offline).
     tokenizer: str = "o200k_base"
+    #: Where derived files (table projections) are written; never inside a root.
+    cache_dir: Path = field(
+        default_factory=lambda: Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "sparseread-mcp"
+    )
     host: str = "127.0.0.1"
     port: int = 8765
 
@@ -59,6 +63,8 @@ class Settings:
         ):
             if key in env:
                 values[name] = _int_setting(key, env[key])
+        if "SPARSEREAD_CACHE_DIR" in env:
+            values["cache_dir"] = Path(env["SPARSEREAD_CACHE_DIR"])
         if "SPARSEREAD_HOST" in env:
             values["host"] = env["SPARSEREAD_HOST"]
         if "SPARSEREAD_TOKENIZER" in env:

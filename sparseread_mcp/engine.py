@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from .anchors import Target, parse_target
@@ -11,7 +12,15 @@ from .artifacts import LruCache, fingerprint_of, load_artifact
 from .collection import FileIndex, Inventory, build_inventory
 from .collection_read import preview_directory, read_directory
 from .config import HARD_RESPONSE_CAP_TOKENS, MIN_BUDGET_TOKENS, Settings
-from .errors import BinaryArtifact, BudgetTooSmall, IntentError, SparsereadError, StaleArtifact, UnsupportedArtifact
+from .errors import (
+    BinaryArtifact,
+    BudgetTooSmall,
+    ConfigError,
+    IntentError,
+    SparsereadError,
+    StaleArtifact,
+    UnsupportedArtifact,
+)
 from .evidence import Candidate, pointer_for
 from .gate.delivery import CoverageFn, Delivery, Extras, deliver_full, deliver_sparse
 from .gate.ledger import Ledger
@@ -30,7 +39,7 @@ from .readers.registry import ReaderRegistry, default_registry
 from .roots import Roots
 from .tokens import TokenCounter
 
-View = Literal["snippets", "outline", "section", "lines", "full", "compact"]
+View = Literal["snippets", "outline", "section", "lines", "full", "compact", "projection"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -189,6 +198,8 @@ class ReadEngine:
             return self._since(d, parsed, request.since, extras)
         if view == "compact":
             return self._compact(d, parsed, extras)
+        if view == "projection":
+            return self._projection(d, parsed, extras)
         if intent is not None and intent.query:
             return self._query(d, parsed, intent.query, extras)
         if action == "scout" or view == "outline":
@@ -256,6 +267,19 @@ class ReadEngine:
                 f"{parsed.type}: use goal or needles instead"
             )
         extras.result = parsed.queries.run(query)
+        return deliver_sparse(d, [], extras, max_items=0)
+
+    def _projection(self, d: Delivery, parsed: ParsedArtifact, extras: Extras) -> EvidencePack:
+        """A calculation-ready TSV of the whole table, written outside every root; the pack names it."""
+        if parsed.queries is None:
+            raise IntentError(f"view='projection' is for tables; {parsed.artifact.path} is {parsed.type}")
+        folder = self.settings.cache_dir / "projections"
+        if any(self.roots.contains(parent) for parent in (folder, *folder.parents) if parent.exists()):
+            raise ConfigError(
+                f"the cache directory {self.settings.cache_dir} is inside a root; set SPARSEREAD_CACHE_DIR elsewhere"
+            )
+        name = f"{parsed.artifact.fingerprint[:16]}-{Path(parsed.artifact.path).stem}.tsv"
+        extras.result = parsed.queries.project(folder / name)
         return deliver_sparse(d, [], extras, max_items=0)
 
     def _compact(self, d: Delivery, parsed: ParsedArtifact, extras: Extras) -> EvidencePack:

@@ -116,7 +116,10 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
         intent: IntentArg = None,
         view: Annotated[
             View | None,
-            Field(description="snippets (default), outline, lines, section, full, or compact (code, lossy)."),
+            Field(
+                description="snippets (default), outline, lines, section, full, compact (code, lossy), "
+                "projection (a table as a TSV file).",
+            ),
         ] = None,
         budget_tokens: Budget = None,
         since: Annotated[str | None, Field(description="A sha256: rev seen earlier: answer with the diff.")] = None,

@@ -87,3 +87,11 @@ def fetaqa() -> Path:
     if data is None or not (data / "fetaqa" / "questions.jsonl").exists():
         pytest.skip("../shared/data/fetaqa is not present")
     return data / "fetaqa"
+
+
+@pytest.fixture(scope="session")
+def tatqa() -> Path:
+    data = shared_data()
+    if data is None or not (data / "tatqa" / "questions.jsonl").exists():
+        pytest.skip("../shared/data/tatqa is not present")
+    return data / "tatqa"

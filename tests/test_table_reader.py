@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import source_at
 
-from sparseread_mcp import Intent, IntentError, ReadEngine, ReadRequest, Settings
+from sparseread_mcp import ConfigError, Intent, IntentError, ReadEngine, ReadRequest, Settings
 from sparseread_mcp.readers import table_query
 
 
@@ -188,3 +188,20 @@ def test_fetaqa_tables_find_the_highlighted_rows(fetaqa: Path) -> None:
             assert source.split("\n")[int(item.anchor[4:])] == item.text
         hits += any(int(i.anchor[4:]) in q["gold_rows"] for i in pack.items)
     assert hits >= 0.6 * len(questions), f"only {hits}/{len(questions)} questions got a gold row"
+
+
+def test_projection_writes_a_tsv_outside_the_roots(tmp_path: Path) -> None:
+    root, cache = tmp_path / "root", tmp_path / "cache"
+    root.mkdir()
+    (root / "cities.csv").write_text(rows_csv())
+    engine = ReadEngine(Settings(roots=(root,), cache_dir=cache))
+    pack = engine.read("s", ReadRequest(target="cities.csv", view="projection"))
+    assert pack.result is not None and pack.result.row_count == 200
+    written = Path(str(pack.result.value))
+    assert written.is_relative_to(cache) and not written.is_relative_to(root)
+    lines = written.read_text().split("\n")
+    assert lines[0] == "city\tcountry\tpopulation\tnote" and lines[1] == "City1\tPeru\t1000\tordinary town 1"
+    assert len([ln for ln in csv.reader(io.StringIO(written.read_text()), delimiter="\t")]) == 201
+    inside = ReadEngine(Settings(roots=(tmp_path,), cache_dir=cache))
+    with pytest.raises(ConfigError, match="inside a root"):
+        inside.read("s", ReadRequest(target="root/cities.csv", view="projection"))

@@ -44,6 +44,10 @@ class OutlineEntry:
 class QueryRunner(Protocol):
     def run(self, query: str) -> OpResult: ...
 
+    def project(self, destination: Path) -> OpResult:
+        """Write a calculation-ready TSV of the whole table to `destination`."""
+        ...
+
 
 class AnchorScheme(Protocol):
     """How a reader names spans of its text: lines by default, pages, rows or key paths."""

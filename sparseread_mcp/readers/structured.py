@@ -146,6 +146,9 @@ class ArrayFilter:
         self._text = text
         self._nodes = {n.path: n for n in nodes}
 
+    def project(self, destination: Path) -> OpResult:
+        raise IntentError("view='projection' writes tables (CSV, TSV, JSONL, Parquet, XLSX); for JSON use intent.query")
+
     def run(self, query: str) -> OpResult:
         match = _FILTER.match(query.strip())
         if match is None:

@@ -8,11 +8,13 @@ queries that run too long; results are capped in rows and characters, and say so
 
 from __future__ import annotations
 
+import csv
 import datetime
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from pathlib import Path
 
 from ..errors import IntentError, MissingDependency, UnsupportedArtifact
 from ..models import OpResult
@@ -72,6 +74,24 @@ class TableQueries:
             out.append((str(row[0]), str(row[1]), nulls, int(row[4]), _short(row[2]), _short(row[3])))
         return out
 
+    def project(self, destination: Path) -> OpResult:
+        """Every row of `data` as TSV at `destination` (outside the user's tree), for agents that compute."""
+        with self._lock:
+            cursor = self._con.execute('SELECT * FROM "data"')
+            columns = [d[0] for d in cursor.description or []]
+            if not destination.exists():
+                _write_tsv(cursor, columns, destination)
+        rows = self.row_counts.get("data", 0)
+        return OpResult(
+            value=str(destination),
+            scanned=f"{rows} rows of {self._label}",
+            columns=columns,
+            row_count=rows,
+            rows_scanned=rows,
+            query="projection",
+            provenance=["tab-separated, header first, one line per row"],
+        )
+
     def run(self, query: str) -> OpResult:
         """Run one read-only SELECT; the answer carries its columns, rows, counts and the query."""
         statements = self._con.extract_statements(query)
@@ -116,6 +136,20 @@ class TableQueries:
             query=query,
             capped=capped,
         )
+
+
+def _write_tsv(cursor: object, columns: list[str], destination: Path) -> int:
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    written = 0
+    partial = destination.with_suffix(".partial")
+    with partial.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
+        writer.writerow(columns)
+        while batch := cursor.fetchmany(10_000):  # type: ignore[attr-defined]
+            writer.writerows([[_json_value(v) for v in row] for row in batch])
+            written += len(batch)
+    partial.replace(destination)  # never leave a half-written projection under the final name
+    return written
 
 
 def _load(con: object, source: TableSource, duckdb: object) -> None:

@@ -12,6 +12,7 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from stat import S_ISLNK, S_ISREG
 
 import numpy as np
 
@@ -81,7 +82,16 @@ class Inventory:
         return sum(f.size for f in self.files)
 
 
-def build_inventory(directory: Path, relative: str, roots: Roots, registry: ReaderRegistry) -> Inventory:
+def build_inventory(
+    directory: Path,
+    relative: str,
+    roots: Roots,
+    registry: ReaderRegistry,
+    *,
+    types: dict[tuple[str, int, int], str] | None = None,
+) -> Inventory:
+    """Walk `directory`; `types` caches each file's type by (path, size, mtime) across calls, so a warm
+    inventory stats files but opens none."""
     files: list[FileEntry] = []
     collapsed: list[str] = []
     skipped = 0
@@ -106,7 +116,7 @@ def build_inventory(directory: Path, relative: str, roots: Roots, registry: Read
         for name in sorted(filenames):
             rel = f"{rel_dir}/{name}" if rel_dir else name
             path = here / name
-            if _ignored(specs, rel, is_dir=False) or not roots.contains(path):
+            if _ignored(specs, rel, is_dir=False):
                 skipped += 1
                 continue
             if len(files) >= MAX_FILES:
@@ -114,11 +124,25 @@ def build_inventory(directory: Path, relative: str, roots: Roots, registry: Read
                 skipped += 1
                 continue
             try:
-                stat = path.stat()
+                stat = path.lstat()
+                if S_ISLNK(stat.st_mode):
+                    # Only a link can lead out of the walked directory: resolve it against the roots.
+                    if not roots.contains(path):
+                        skipped += 1
+                        continue
+                    stat = path.stat()
             except OSError:
                 skipped += 1
                 continue
-            kind = _file_type(path, registry)
+            if not S_ISREG(stat.st_mode):
+                skipped += 1
+                continue
+            key = (str(path), stat.st_size, stat.st_mtime_ns)
+            kind = types.get(key) if types is not None else None
+            if kind is None:
+                kind = _file_type(path, registry)
+                if types is not None:
+                    types[key] = kind
             files.append(FileEntry(path=rel, size=stat.st_size, type=kind, mtime_ns=stat.st_mtime_ns))
             digest.update(f"{rel}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
     return Inventory(

@@ -67,6 +67,7 @@ class ReadEngine:
         self._full_tokens: LruCache[str, int] = LruCache(512)
         self._texts: LruCache[str, str] = LruCache(64)  # rev -> text, to verify older pointers
         self._indexes: LruCache[str, FileIndex] = LruCache(8)  # directory fingerprint -> file index
+        self._file_types: dict[tuple[str, int, int], str] = {}  # (path, size, mtime) -> inventory type
 
     # -- artifacts ---------------------------------------------------------------------------
     def open(self, path: str) -> ParsedArtifact:
@@ -93,8 +94,14 @@ class ReadEngine:
     def inventory(self, relative: str) -> Inventory:
         """The directory's inventory (walked each call: its fingerprint tells whether the index is reusable)."""
         location = self.roots.resolve(relative)
+        if len(self._file_types) > 200_000:
+            self._file_types.clear()  # a bound, not a policy: the next walk refills what it needs
         return build_inventory(
-            location.absolute, location.relative if location.relative != "." else "", self.roots, self.registry
+            location.absolute,
+            location.relative if location.relative != "." else "",
+            self.roots,
+            self.registry,
+            types=self._file_types,
         )
 
     def file_index(self, inventory: Inventory) -> FileIndex:

@@ -48,7 +48,12 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--root", action="append", default=argparse.SUPPRESS, help="readable folder (repeatable)")
     parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable output")
     parser.add_argument("--log-level", default=argparse.SUPPRESS, help="DEBUG, INFO, WARNING (default) or ERROR")
-    parser.add_argument("--tokenizer", default=argparse.SUPPRESS, help="o200k_base (default) or cl100k_base")
+    parser.add_argument(
+        "--tokenizer", default=argparse.SUPPRESS, help="o200k_base (default), cl100k_base, or chars (an estimate)"
+    )
+    parser.add_argument(
+        "--token-margin", type=float, default=argparse.SUPPRESS, help="add this share to every count (0.15 = +15%%)"
+    )
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
@@ -58,6 +63,8 @@ def settings_from(args: argparse.Namespace) -> Settings:
         changes["roots"] = tuple(Path(r) for r in args.root)
     if getattr(args, "tokenizer", None):
         changes["tokenizer"] = args.tokenizer
+    if getattr(args, "token_margin", None) is not None:
+        changes["token_margin"] = args.token_margin
     if getattr(args, "host", None):
         changes["host"] = args.host
     if getattr(args, "port", None):

@@ -28,6 +28,8 @@ class Settings:
     passage_chars: int = 500
     #: Token encoding used for every count (bundled, offline).
     tokenizer: str = "o200k_base"
+    #: Extra share added to every token count, for clients whose tokenizer counts more (0.15 = +15%).
+    token_margin: float = 0.0
     #: Where derived files (table projections) are written; never inside a root.
     cache_dir: Path = field(
         default_factory=lambda: Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "sparseread-mcp"
@@ -69,6 +71,13 @@ class Settings:
             values["host"] = env["SPARSEREAD_HOST"]
         if "SPARSEREAD_TOKENIZER" in env:
             values["tokenizer"] = env["SPARSEREAD_TOKENIZER"]
+        if "SPARSEREAD_TOKEN_MARGIN" in env:
+            try:
+                values["token_margin"] = float(env["SPARSEREAD_TOKEN_MARGIN"])
+            except ValueError:
+                raise ConfigError(
+                    f"SPARSEREAD_TOKEN_MARGIN={env['SPARSEREAD_TOKEN_MARGIN']!r} is not a number"
+                ) from None
         return cls(**values)  # type: ignore[arg-type]
 
     def with_overrides(self, **changes: object) -> Settings:

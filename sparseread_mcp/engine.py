@@ -60,7 +60,7 @@ class ReadEngine:
         self.settings = settings
         self.roots = Roots(settings.roots)
         self.registry = registry or default_registry()
-        self.counter = TokenCounter(settings.tokenizer)
+        self.counter = TokenCounter(settings.tokenizer, margin=settings.token_margin)
         self.sessions = SessionStore()
         self.locator = get_locator("bm25")
         self._parsed: LruCache[tuple[str, str], ParsedArtifact] = LruCache(32)

@@ -1,30 +1,46 @@
-"""Exact token counts, offline: the BPE tables ship inside `bpe-openai`."""
+"""Token counts, offline: exact o200k/cl100k (the BPE tables ship inside `bpe-openai`) or an estimate.
+
+Other model families split text differently (Claude's counts can be 1.6-2x o200k), so a safety margin
+inflates every count; budgets are then met under the stricter count too.
+"""
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import bpe_openai
 
 from .errors import ConfigError
 
-TOKENIZERS = ("o200k_base", "cl100k_base")
+TOKENIZERS = ("o200k_base", "cl100k_base", "chars")
+ALIASES = {"o200k": "o200k_base", "cl100k": "cl100k_base"}
+#: The estimate's characters per token: low on purpose, so estimated counts run high.
+CHARS_PER_TOKEN = 3.0
 
 
 class TokenCounter:
-    """Counts tokens of text with one named encoding."""
+    """Counts tokens of text with one named encoding (or the `chars` estimate), plus a safety margin."""
 
-    def __init__(self, name: str = "o200k_base") -> None:
+    def __init__(self, name: str = "o200k_base", *, margin: float = 0.0) -> None:
+        name = ALIASES.get(name, name)
         if name not in TOKENIZERS:
-            raise ConfigError(f"unknown tokenizer {name!r}: choose one of {', '.join(TOKENIZERS)}")
-        self.name = name
-        self._encoding = _encoding(name)
+            raise ConfigError(f"unknown tokenizer {name!r}: choose one of {', '.join(TOKENIZERS)} (or o200k, cl100k)")
+        if not 0.0 <= margin <= 1.0:
+            raise ConfigError(f"token margin {margin} is out of range: use 0.0 to 1.0 (0.15 adds 15%)")
+        self.name = name if not margin else f"{name}+{round(margin * 100)}%"
+        self._margin = margin
+        self._encoding = None if name == "chars" else _encoding(name)
 
     def count(self, text: str) -> int:
         if not text:
             return 0
-        # encode_ordinary: text that happens to contain "<|endoftext|>" is data, not a control token.
-        return sum(len(self._encoding.encode_ordinary(chunk)) for chunk in _chunks(text))
+        if self._encoding is None:
+            raw = math.ceil(len(text) / CHARS_PER_TOKEN)
+        else:
+            # encode_ordinary: text that happens to contain "<|endoftext|>" is data, not a control token.
+            raw = sum(len(self._encoding.encode_ordinary(chunk)) for chunk in _chunks(text))
+        return math.ceil(raw * (1.0 + self._margin)) if self._margin else raw
 
 
 #: The encoder refuses calls over 1M characters or 200k tokens; long texts are counted in line-aligned chunks.

@@ -164,6 +164,7 @@ class EvidencePack(_Model):
     invalidated: list[str] = Field(default_factory=list, description="Earlier evidence whose file changed.")
     next: list[str] = Field(default_factory=list)
     message: str | None = None
+    left_out: str | None = Field(None, description="What this view left out, and how to get it.")
     preview: Preview | None = None
     tokens: int = Field(0, description="Tokens of this whole response.")
     tokenizer: str = "o200k_base"

@@ -76,7 +76,8 @@ def test_full_view_pages_span_at_most_twenty_pages(report: ReadEngine) -> None:
     pack = report.read("s", ReadRequest(target="report.pdf", view="full", budget_tokens=22_000))
     assert pack.cursor is not None
     assert pack.items[0].page == 1
-    assert "Chapter heading 20" in pack.items[0].text and "Chapter heading 21" not in pack.items[0].text
+    assert "Chapter heading 16" in pack.items[0].text and "Chapter heading 21" not in pack.items[0].text
+    assert pack.view == "sections" and pack.left_out and "cursor" in pack.left_out  # ends where p17 starts
 
 
 def test_unreadable_pdfs_get_clear_errors(tmp_path: Path) -> None:

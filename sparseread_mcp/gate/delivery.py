@@ -51,6 +51,7 @@ class Extras:
     next: list[str] = field(default_factory=list)
     invalidated: list[str] = field(default_factory=list)
     preview: Preview | None = None
+    left_out: str | None = None
 
 
 @dataclass(kw_only=True)
@@ -137,6 +138,7 @@ class Delivery:
             invalidated=extras.invalidated,
             next=extras.next,
             message=extras.message,
+            left_out=extras.left_out,
             preview=extras.preview,
             tokenizer=self.counter.name,
             cursor=cursor,
@@ -228,10 +230,11 @@ def deliver_full(
             f"{frame_tokens}-token frame; raise budget_tokens to at least {frame_tokens + 300}"
         )
     while True:
-        end = _page_end(d, text, start, capacity)
+        end = _section_aligned(d.parsed, start, _page_end(d, text, start, capacity))
         item = item_for(d.parsed, Candidate(start=start, end=end, score=1.0)) if end > start else None
         more = end < len(text)
         cursor = f"{episode.id}:{end}" if more else None
+        d.view, extras.left_out = _page_view(d.parsed, start, end)
         pack = d.finish(
             d.pack(
                 items=[item] if item else [],
@@ -260,6 +263,40 @@ def deliver_full(
     if item:
         episode.delivered.append(DeliveredItem(pointer=item.pointer, start=start, end=end, slots=(), support={}))
     return d.commit(pack)
+
+
+def _section_aligned(parsed: ParsedArtifact, start: int, end: int) -> int:
+    """Pull a partial page's end back to the last section start in its second half, when there is one."""
+    lines = parsed.lines
+    if end >= len(parsed.artifact.text) or not parsed.outline:
+        return end
+    first_line, last_line = lines.line_of(start), lines.line_of(max(start, end - 1))
+    middle = (first_line + last_line) // 2
+    starts = [e.first_line for e in parsed.outline if middle < e.first_line <= last_line]
+    if not starts:
+        return end
+    return lines.line_end(max(starts) - 1)
+
+
+def _page_view(parsed: ParsedArtifact, start: int, end: int) -> tuple[str, str | None]:
+    """The view a page actually is (full, sections or lines) and what it leaves out."""
+    text = parsed.artifact.text
+    if start == 0 and end >= len(text):
+        return "full", None
+    lines = parsed.lines
+    section_starts = {e.first_line for e in parsed.outline}
+    next_line = lines.line_of(min(len(text) - 1, end + 1)) if end < len(text) else None
+    whole_sections = (start == 0 or lines.line_of(start) in section_starts) and (
+        next_line is None or next_line in section_starts
+    )
+    kind = "sections" if whole_sections and parsed.outline else "lines"
+    shown = f"L{lines.line_of(start)}-L{lines.line_of(max(start, end - 1))}"
+    if next_line is None:
+        return kind, f"this is the last part ({shown}); earlier parts came with earlier cursors"
+    return kind, (
+        f"shows {shown} of L1-L{lines.line_count}; L{next_line}-L{lines.line_count} left out: pass `cursor` "
+        "for the next part, or read one section by anchor (see the outline)"
+    )
 
 
 def _fallback(d: Delivery, extras: Extras, payload: int) -> EvidencePack:

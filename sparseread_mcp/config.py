@@ -11,8 +11,8 @@ from .errors import ConfigError
 
 #: Responses never exceed this many tokens (90% of the common 25k client cap).
 HARD_RESPONSE_CAP_TOKENS = 22_500
-#: The smallest budget that can hold a pack's frame and one short passage.
-MIN_BUDGET_TOKENS = 256
+#: The smallest budget that holds a pack's frame (episode, exposure, gate, coverage) and a short passage.
+MIN_BUDGET_TOKENS = 600
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -38,8 +38,9 @@ from .readers.base import Action, ParsedArtifact
 from .readers.registry import ReaderRegistry, default_registry
 from .roots import Roots
 from .tokens import TokenCounter
+from .views import card_pack, full_or_degraded, lines_of, outline_pack
 
-View = Literal["snippets", "outline", "section", "lines", "full", "compact", "projection"]
+View = Literal["snippets", "card", "outline", "section", "lines", "full", "summary", "compact", "projection"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -209,15 +210,26 @@ class ReadEngine:
             return self._projection(d, parsed, extras)
         if intent is not None and intent.query:
             return self._query(d, parsed, intent.query, extras)
-        if action == "scout" or view == "outline":
-            return self._preview_pack(d, parsed, intent, budget, extras)
         route = choose_route(
             full_view_tokens=episode.full_view_tokens, native_fit_tokens=self.settings.native_fit_tokens, intent=intent
         )
+        if view in ("outline", "card", "summary"):
+            if view == "summary":
+                extras.message = (
+                    "no summarizer is configured (no client sampling, no model endpoint): here is the outline, "
+                    "which is not generated"
+                )
+            return (
+                card_pack(d, route, self.counter, extras)
+                if view == "card"
+                else outline_pack(d, route, self.counter, extras)
+            )
+        if action == "scout":
+            return self._preview_pack(d, parsed, intent, budget, extras)
         if view == "full" or (route.native and target.anchor is None and action != "verify"):
             decision: GateDecision = "native_fit" if route.native and view != "full" else "full_view"
             reason = route.reason if view != "full" else "view=full was asked: the faithful full view"
-            return deliver_full(d, extras, start=0, decision=decision, reason=reason)
+            return full_or_degraded(d, route, self.counter, extras, decision=decision, reason=reason)
         if target.anchor is not None:
             start, end = anchored_span(parsed, target.anchor)
             if action == "refine":
@@ -260,11 +272,12 @@ class ReadEngine:
             inside = [p for p in d.parsed.passages if p.start >= start and p.end <= end]
             hints = [pointer_for(d.parsed, p.start, p.end).split("#", 1)[1] for p in inside[:12]]
             extras.message = (
-                f"the range is larger than budget_tokens={d.budget_tokens}; read a sub-range "
-                "(see `next`) or raise budget_tokens"
+                f"the range is larger than budget_tokens={d.budget_tokens}: here is its outline; read a "
+                "sub-range (see `next`) or raise budget_tokens"
             )
             extras.next = [f"sub-range: #{h}" for h in hints]
-            return deliver_sparse(d, [], extras, max_items=0)
+            route = choose_route(full_view_tokens=d.episode.full_view_tokens, native_fit_tokens=0, intent=None)
+            return outline_pack(d, route, self.counter, extras, lines=lines_of(d.parsed, start, end))
 
     def _query(self, d: Delivery, parsed: ParsedArtifact, query: str, extras: Extras) -> EvidencePack:
         """An exact operation: processing covers every row, exposure is only the result."""

@@ -21,6 +21,7 @@ def build_preview(
     counter: TokenCounter,
     budget_tokens: int,
     configurations: list[str] | None = None,
+    line_range: tuple[int, int] | None = None,
 ) -> Preview:
     """Outline (levels dropped from the deepest until it fits), samples and signals within the budget."""
     artifact = parsed.artifact
@@ -42,6 +43,8 @@ def build_preview(
     used = counter.count(base.model_dump_json(exclude_none=True))
     room = budget_tokens - used - 32
     entries = list(parsed.outline)
+    if line_range is not None:
+        entries = [e for e in entries if line_range[0] <= e.first_line <= line_range[1]]
     levels = sorted({e.level for e in entries}, reverse=True)
     complete = True
     while entries and _outline_tokens(entries, counter) > room:

@@ -117,8 +117,8 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
         view: Annotated[
             View | None,
             Field(
-                description="snippets (default), outline, lines, section, full, compact (code, lossy), "
-                "projection (a table as a TSV file).",
+                description="snippets (default), card, outline, lines, section, full (degrades to what fits), "
+                "summary, compact (code, lossy), projection (a table as a TSV file).",
             ),
         ] = None,
         budget_tokens: Budget = None,

@@ -54,7 +54,7 @@ intent = st.one_of(
 call = st.tuples(
     st.sampled_from(["scout", "focus", "collect", "refine", "verify", "focus", "refine"]),
     intent,
-    st.sampled_from([256, 400, 700, 1500, 4000, 8000]),
+    st.sampled_from([600, 700, 1000, 1500, 4000, 8000]),
     st.one_of(st.none(), st.integers(1, 50).map(lambda n: f"#L{n}"), st.integers(1, 50).map(lambda n: f"#L1-L{n}")),
 )
 

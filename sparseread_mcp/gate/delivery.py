@@ -231,6 +231,8 @@ def deliver_full(
         )
     while True:
         end = _section_aligned(d.parsed, start, _page_end(d, text, start, capacity))
+        if text[end:] == "\n":
+            end = len(text)  # the final newline ends the last page; it does not make a page of its own
         item = item_for(d.parsed, Candidate(start=start, end=end, score=1.0)) if end > start else None
         more = end < len(text)
         cursor = f"{episode.id}:{end}" if more else None

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from .errors import BinaryArtifact, UnsupportedArtifact
+from .gitrev import blob_sha
 from .roots import ResolvedPath
 
 #: Bytes inspected for NUL when deciding whether a file is text.
@@ -27,11 +28,15 @@ class Artifact:
     fingerprint: str
     #: The raw bytes, kept only for readers that extract their own text (PDF, workbooks).
     data: bytes | None = None
+    #: The git blob id of the bytes, to tell whether the file is unmodified against HEAD.
+    blob: str = ""
+    #: The commit that holds exactly these bytes, when git tracks the file unmodified.
+    commit: str | None = None
 
     @property
     def rev(self) -> str:
-        """The content revision used in pointers: `sha256:` plus 12 hex digits."""
-        return content_rev(self.fingerprint)
+        """The revision used in pointers: the commit when there is one, else `sha256:` plus 12 hex digits."""
+        return self.commit or content_rev(self.fingerprint)
 
 
 def content_rev(fingerprint: str) -> str:
@@ -55,6 +60,7 @@ def load_artifact(location: ResolvedPath, *, binary: bool = False) -> Artifact:
             size_bytes=len(data),
             fingerprint=hashlib.sha256(data).hexdigest(),
             data=data,
+            blob=blob_sha(data),
         )
     return artifact_from_bytes(location, data)
 
@@ -74,18 +80,22 @@ def artifact_from_bytes(location: ResolvedPath, data: bytes) -> Artifact:
         raise BinaryArtifact(
             f"{location.relative!r} is binary ({kind}): no reader shows it as text; sro_preview gives its card"
         )
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        # Latin-1 maps every byte to one character, so anchors still count real characters.
-        text = data.decode("latin-1")
     return Artifact(
         path=location.relative,
         location=location,
-        text=text,
+        text=decode_text(data),
         size_bytes=len(data),
         fingerprint=hashlib.sha256(data).hexdigest(),
+        blob=blob_sha(data),
     )
+
+
+def decode_text(data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        # Latin-1 maps every byte to one character, so anchors still count real characters.
+        return data.decode("latin-1")
 
 
 _MAGIC = (

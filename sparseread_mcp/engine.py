@@ -32,10 +32,11 @@ from .protocol import actions
 from .protocol.card import build_card
 from .protocol.coverage import episode_coverage
 from .protocol.intents import effective_intent, is_empty, missing_for_location, objective_of
-from .protocol.pointers import anchored_span, verify_pointer
+from .protocol.pointers import anchored_span, gone_pack, verify_pointer
 from .protocol.session import Episode, Session, SessionStore
 from .readers.base import Action, ParsedArtifact
 from .readers.registry import ReaderRegistry, default_registry
+from .revisions import Revisions
 from .roots import Roots
 from .tokens import TokenCounter
 from .views import card_pack, full_or_degraded, lines_of, outline_pack
@@ -64,9 +65,9 @@ class ReadEngine:
         self.counter = TokenCounter(settings.tokenizer, margin=settings.token_margin)
         self.sessions = SessionStore()
         self.locator = get_locator("bm25")
-        self._parsed: LruCache[tuple[str, str], ParsedArtifact] = LruCache(32)
+        self._parsed: LruCache[tuple[str, str, str], ParsedArtifact] = LruCache(32)  # (path, fingerprint, rev)
         self._full_tokens: LruCache[str, int] = LruCache(512)
-        self._texts: LruCache[str, str] = LruCache(64)  # rev -> text, to verify older pointers
+        self.revisions = Revisions()  # earlier versions: git for commits, memory for content hashes
         self._indexes: LruCache[str, FileIndex] = LruCache(8)  # directory fingerprint -> file index
         self._file_types: dict[tuple[str, int, int], str] = {}  # (path, size, mtime) -> inventory type
 
@@ -75,13 +76,25 @@ class ReadEngine:
         """Resolve inside the roots, fingerprint, and parse once per (path, fingerprint)."""
         location = self.roots.resolve(path)
         reader = self.registry.reader_for(location.absolute)
-        artifact = load_artifact(location, binary=reader.binary)
+        artifact = self.revisions.stamp(load_artifact(location, binary=reader.binary))
         parsed = self._parsed.get_or_build(
-            (artifact.path, artifact.fingerprint),
+            (artifact.path, artifact.fingerprint, artifact.rev),
             lambda: reader.parse(artifact, passage_chars=self.settings.passage_chars),
         )
-        self._texts.put(artifact.rev, parsed.artifact.text)
+        self.revisions.remember(parsed.artifact)
         return parsed
+
+    def open_at(self, path: str, rev: str) -> ParsedArtifact | None:
+        """The version of `path` that `rev` names (a commit from git, or a content hash seen before)."""
+        location = self.roots.resolve(path)
+        reader = self.registry.reader_for(location.absolute)
+        artifact = self.revisions.artifact_at(location, rev, binary=reader.binary)
+        if artifact is None:
+            return None
+        return self._parsed.get_or_build(
+            (artifact.path, artifact.fingerprint, rev),
+            lambda: reader.parse(artifact, passage_chars=self.settings.passage_chars),
+        )
 
     @property
     def parse_count(self) -> int:
@@ -202,8 +215,10 @@ class ReadEngine:
         extras = Extras(scope=self._scope(parsed), invalidated=invalidated)
         if invalidated:
             extras.message = "the file changed since it was last read: earlier evidence listed in `invalidated`"
+        if request.since and (answer := self._since(d, parsed, request.since, extras)) is not None:
+            return answer
         if request.since:
-            return self._since(d, parsed, request.since, extras)
+            extras.message = f"the diff since {request.since} is larger than the file: here is the view asked for"
         if view == "compact":
             return self._compact(d, parsed, extras)
         if view == "projection":
@@ -343,24 +358,29 @@ class ReadEngine:
         self, session: Session, parsed: ParsedArtifact, target: Target, intent: Intent | None, budget: int
     ) -> EvidencePack:
         assert target.anchor is not None
-        if target.rev != parsed.artifact.rev:
-            raise StaleArtifact(
-                f"{target.path} changed since {target.rev} (now {parsed.artifact.rev}): verify the pointer "
-                "with action='verify' to see whether its text moved or changed"
-            )
+        extras = Extras(scope=self._scope(parsed))
+        if target.rev not in self.revisions.revs_of(parsed.artifact):
+            earlier = self.open_at(target.path, target.rev or "")
+            if earlier is None:
+                raise StaleArtifact(
+                    f"{target.path} changed since {target.rev} (now {parsed.artifact.rev}) and that version is not "
+                    "in git or in this server's memory: verify the pointer with action='verify'"
+                )
+            parsed = earlier
+            extras.message = f"the text as of {target.rev}; the file has changed since (action='verify' says how)"
         episode = self._episode(session, parsed, objective_of(intent), intent)
         d = self._delivery(parsed, episode, intent, budget, "focus", "lines")
         start, end = anchored_span(parsed, target.anchor)
-        return self._anchored(d, start, end, Extras(scope=self._scope(parsed)))
+        return self._anchored(d, start, end, extras)
 
     def _verify_pointer(self, session: Session, target: Target, budget: int) -> EvidencePack:
         try:
-            parsed: ParsedArtifact | None = self.open(target.path)
+            parsed = self.open(target.path)
         except UnsupportedArtifact:
-            parsed = None
-        verification = verify_pointer(target, self._texts.get(target.rev or ""), parsed)
-        if parsed is None:
-            raise StaleArtifact(f"{verification.pointer}: gone — {verification.reason}")
+            return gone_pack(target, self.counter.name)
+        revs = self.revisions.revs_of(parsed.artifact)
+        earlier = None if target.rev in revs else self.open_at(target.path, target.rev or "")
+        verification = verify_pointer(target, earlier, parsed, revs)
         episode = self._episode(session, parsed, f"verify {target.path}@{target.rev}", None)
         d = self._delivery(parsed, episode, None, budget, "verify", "lines")
         extras = Extras(scope=self._scope(parsed), verification=verification)
@@ -396,21 +416,23 @@ class ReadEngine:
             reason="the next page of the full view (the pages together are one full view)",
         )
 
-    def _since(self, d: Delivery, parsed: ParsedArtifact, since: str, extras: Extras) -> EvidencePack:
-        if since in (parsed.artifact.rev, parsed.artifact.fingerprint):
+    def _since(self, d: Delivery, parsed: ParsedArtifact, since: str, extras: Extras) -> EvidencePack | None:
+        if since in self.revisions.revs_of(parsed.artifact) or since == parsed.artifact.fingerprint:
             extras.message = f"unchanged since {since}"
             return deliver_sparse(d, [], extras, max_items=0)
-        old = self._texts.get(since)
+        old = self.revisions.text(parsed.artifact.location, since)
         if old is None:
             raise IntentError(
-                f"since={since!r} is not a revision this server has seen; pass a sha256: rev from an "
-                "earlier pointer, or read without `since`"
+                f"since={since!r} is not a revision git or this server has: pass a commit or an earlier "
+                "pointer's sha256: rev, or read without `since`"
             )
         diff = "\n".join(
             difflib.unified_diff(
                 old.split("\n"), parsed.artifact.text.split("\n"), since, parsed.artifact.rev, lineterm="", n=2
             )
         )
+        if len(diff) >= len(parsed.artifact.text):
+            return None  # the diff would cost more than the file: answer with the view asked for
         extras.result = OpResult(value=diff, scanned=f"diff of {since} against {parsed.artifact.rev}")
         return deliver_sparse(d, [], extras, max_items=0)
 

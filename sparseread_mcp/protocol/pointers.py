@@ -7,7 +7,7 @@ import difflib
 from ..anchors import Anchor, Target
 from ..errors import AnchorError
 from ..lines import LineIndex
-from ..models import Verification
+from ..models import ArtifactRef, EpisodeRef, EvidencePack, Exposure, Gate, Verification
 from ..readers.base import ParsedArtifact, find_outline_entry
 
 
@@ -16,15 +16,17 @@ def anchored_span(parsed: ParsedArtifact, anchor: Anchor) -> tuple[int, int]:
     return parsed.span_of(anchor)
 
 
-def verify_pointer(target: Target, old_text: str | None, current: ParsedArtifact | None) -> Verification:
-    """ok / moved / changed / gone for a pointer whose revision text may be known."""
+def verify_pointer(
+    target: Target, old: ParsedArtifact | None, current: ParsedArtifact | None, current_revs: set[str]
+) -> Verification:
+    """ok / moved / changed / gone for a pointer, given the version it names (`old`) when known."""
     pointer = f"{target.path}@{target.rev}#{target.anchor.format() if target.anchor else ''}"
     if current is None:
         return Verification(status="gone", reason="the file no longer exists inside the roots", pointer=pointer)
     assert target.anchor is not None
-    if current.artifact.rev == target.rev:
+    if target.rev in current_revs:
         return Verification(status="ok", reason="the file is unchanged since the pointer was made", pointer=pointer)
-    if old_text is None:
+    if old is None:
         return Verification(
             status="changed",
             reason=(
@@ -33,9 +35,13 @@ def verify_pointer(target: Target, old_text: str | None, current: ParsedArtifact
             ),
             pointer=pointer,
         )
-    old_index = LineIndex(old_text)
-    start, end = old_index.span_of(target.anchor) if target.anchor.kind != "section" else (0, 0)
-    snippet = old_text[start:end]
+    try:
+        start, end = old.span_of(target.anchor)
+    except AnchorError:
+        return Verification(
+            status="changed", reason="the anchor does not exist in the version it names", pointer=pointer
+        )
+    snippet = old.artifact.text[start:end]
     text = current.artifact.text
     found = text.find(snippet) if snippet else -1
     if found != -1:
@@ -69,4 +75,29 @@ def _whole_or_exact(lines: LineIndex, start: int, end: int) -> tuple[int, int]:
     return lines.starts[first - 1], lines.line_end(last)
 
 
-__all__ = ["anchored_span", "find_outline_entry", "verify_pointer"]
+def gone_pack(target: Target, tokenizer: str) -> EvidencePack:
+    """The answer for a pointer whose file no longer exists: nothing to show, and that said plainly."""
+    pointer = f"{target.path}@{target.rev}#{target.anchor.format() if target.anchor else ''}"
+    return EvidencePack(
+        episode=EpisodeRef(
+            id="gone",
+            artifact=ArtifactRef(path=target.path, type="missing", fingerprint=""),
+            objective=f"verify {pointer}",
+        ),
+        action="verify",
+        view="card",
+        items=[],
+        verification=Verification(status="gone", reason="the file no longer exists inside the roots", pointer=pointer),
+        coverage=[],
+        unresolved=[],
+        scope="no file to read",
+        exposure=Exposure(
+            payload_chars=0, payload_tokens=0, episode_chars=0, full_view_chars=0, full_view_tokens=0, remaining_chars=0
+        ),
+        gate=Gate(decision="sparse", reason="nothing delivered: the file is gone"),
+        tokenizer=tokenizer,
+        next=["search the directory for the quoted text to see whether it moved to another file"],
+    )
+
+
+__all__ = ["anchored_span", "find_outline_entry", "gone_pack", "verify_pointer"]

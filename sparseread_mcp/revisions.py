@@ -1,0 +1,65 @@
+"""Earlier versions of a file: from git for commit revisions, from memory for content hashes seen."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+
+from .artifacts import Artifact, LruCache, content_rev, decode_text
+from .gitrev import GitRevisions
+from .roots import ResolvedPath
+
+
+class Revisions:
+    """Resolves `rev` in `path@rev#anchor`: the commit (tracked, unmodified files) or `sha256:` prefix."""
+
+    def __init__(self) -> None:
+        self.git = GitRevisions()
+        self._texts: LruCache[str, str] = LruCache(128)  # rev (commit or sha256: prefix) -> text
+
+    def stamp(self, artifact: Artifact) -> Artifact:
+        """The artifact with its commit when git tracks it unmodified."""
+        commit = self.git.commit_for(artifact.location.absolute, artifact.blob) if artifact.blob else None
+        return dataclasses.replace(artifact, commit=commit) if commit else artifact
+
+    def remember(self, artifact: Artifact) -> None:
+        """Keep the text under both of its revisions, so older pointers can be compared later."""
+        self._texts.put(content_rev(artifact.fingerprint), artifact.text)
+        if artifact.commit:
+            self._texts.put(artifact.commit, artifact.text)
+
+    def revs_of(self, artifact: Artifact) -> set[str]:
+        revs = {content_rev(artifact.fingerprint)}
+        if artifact.commit:
+            revs.update({artifact.commit, artifact.commit[:7]})
+        return revs
+
+    def text(self, location: ResolvedPath, rev: str) -> str | None:
+        """The text of `location` at `rev`, from memory or git; None when neither has it."""
+        known = self._texts.get(rev)
+        if known is not None:
+            return known
+        data = None if rev.startswith("sha256:") else self.git.text_at(location.absolute, rev)
+        if data is None:
+            return None
+        text = decode_text(data)
+        self._texts.put(rev, text)
+        return text
+
+    def artifact_at(self, location: ResolvedPath, rev: str, *, binary: bool) -> Artifact | None:
+        """An Artifact for the version `rev` names (bytes from git, or text from memory)."""
+        data = None if rev.startswith("sha256:") else self.git.text_at(location.absolute, rev)
+        if data is None:
+            text = self._texts.get(rev)
+            if text is None or binary:
+                return None
+            data = text.encode("utf-8")
+        return Artifact(
+            path=location.relative,
+            location=location,
+            text="" if binary else decode_text(data),
+            size_bytes=len(data),
+            fingerprint=hashlib.sha256(data).hexdigest(),
+            data=data if binary else None,
+            commit=None if rev.startswith("sha256:") else rev,
+        )

@@ -41,6 +41,20 @@ def build_preview(
         tokenizer=counter.name,
     )
     used = counter.count(base.model_dump_json(exclude_none=True))
+    if base.content is not None and used + 32 > budget_tokens:
+        base = base.model_copy(
+            update={
+                "content": None,
+                "reason": f"{route.reason}; the content does not fit budget_tokens="
+                f"{budget_tokens}: read it with sro_read(view='full')",
+            }
+        )
+        used = counter.count(base.model_dump_json(exclude_none=True))
+    for optional in ({"samples": []}, {"configurations": []}, {"signals": {}}):
+        if used + 32 <= budget_tokens:
+            break
+        base = base.model_copy(update=optional)  # a tight budget keeps the card, drops the extras first
+        used = counter.count(base.model_dump_json(exclude_none=True))
     room = budget_tokens - used - 32
     entries = list(parsed.outline)
     if line_range is not None:

@@ -50,7 +50,8 @@ def build_preview(
             }
         )
         used = counter.count(base.model_dump_json(exclude_none=True))
-    for optional in ({"samples": []}, {"configurations": []}, {"signals": {}}):
+    extras: tuple[dict[str, object], ...] = ({"samples": []}, {"configurations": []}, {"signals": {}})
+    for optional in extras:
         if used + 32 <= budget_tokens:
             break
         base = base.model_copy(update=optional)  # a tight budget keeps the card, drops the extras first

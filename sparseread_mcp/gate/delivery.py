@@ -292,7 +292,7 @@ def _page_view(parsed: ParsedArtifact, start: int, end: int) -> tuple[str, str |
         next_line is None or next_line in section_starts
     )
     kind = "sections" if whole_sections and parsed.outline else "lines"
-    shown = f"L{lines.line_of(start)}-L{lines.line_of(max(start, end - 1))}"
+    shown = parsed.lines.anchor_for(start, end).format() if end > start else f"L{lines.line_of(start)}"
     if next_line is None:
         return kind, f"this is the last part ({shown}); earlier parts came with earlier cursors"
     return kind, (

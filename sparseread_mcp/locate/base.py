@@ -18,6 +18,8 @@ class Query:
     terms: tuple[str, ...] = ()
     needles: tuple[str, ...] = ()
     patterns: tuple[re.Pattern[str], ...] = field(default=())
+    #: The question asks for a quantity: passages dense in numbers get a boost (an answer-type cue).
+    wants_number: bool = False
 
     @property
     def empty(self) -> bool:
@@ -40,7 +42,23 @@ def build_query(texts: list[str], needles: list[str]) -> Query:
         elif needle.strip():
             plain.append(needle.strip())
             term_list.extend(terms(needle))
-    return Query(terms=tuple(term_list), needles=tuple(plain), patterns=tuple(patterns))
+    wants_number = any(_QUANTITY.search(text) for text in texts)
+    return Query(terms=tuple(term_list), needles=tuple(plain), patterns=tuple(patterns), wants_number=wants_number)
+
+
+_QUANTITY = re.compile(
+    r"\b(how (much|many|long|often)|amount|total|sum|average|ratio|percent(age)?|rate|margin|price|cost|"
+    r"revenue|expenses?|income|value|number of|count|million|billion|thousand|usd|eur)\b|[$€£%]",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+#: How strongly number density lifts a passage for quantity questions (at most 1 + NUMBER_BOOST).
+NUMBER_BOOST = 0.5
+
+
+def number_density(text: str) -> float:
+    """Numbers per 40 characters, capped at 1: tables and figures score high, prose low."""
+    return min(1.0, len(_NUMBER.findall(text)) / max(1.0, len(text) / 40))
 
 
 def needle_hits(parsed: ParsedArtifact, query: Query) -> dict[int, int]:

@@ -1,0 +1,22 @@
+"""History compaction (StateComp): replace what the current state no longer needs, safely."""
+
+from .compactor import Compaction, CompactionSettings, SpanPlan, compact
+from .router import DefaultRouter, Router, features
+from .summarize import ExtractiveSummarizer, Summarizer
+from .transcript import Transcript, load, load_file, validate
+
+__all__ = [
+    "Compaction",
+    "CompactionSettings",
+    "DefaultRouter",
+    "ExtractiveSummarizer",
+    "Router",
+    "SpanPlan",
+    "Summarizer",
+    "Transcript",
+    "compact",
+    "features",
+    "load",
+    "load_file",
+    "validate",
+]

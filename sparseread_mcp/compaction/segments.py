@@ -1,0 +1,64 @@
+"""Interactions: a call (with its reasoning) and all of its results, never separated."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from .transcript import Transcript
+
+Kind = Literal["protected", "interaction", "summary"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Unit:
+    index: int
+    messages: tuple[int, ...]  # positions in the transcript, contiguous
+    kind: Kind
+    tools: tuple[str, ...] = ()
+    arguments: str = ""
+    observation: str = ""
+    reasoning: str = ""
+
+
+def segment(transcript: Transcript) -> list[Unit]:
+    """System, user and plain assistant messages stand alone; an assistant call takes its results along.
+
+    Parallel calls stay in one interaction: it ends when every call it opened has its result.
+    """
+    units: list[Unit] = []
+    messages = transcript.messages
+    i = 0
+    while i < len(messages):
+        message = messages[i]
+        if message.summary:
+            units.append(Unit(index=len(units), messages=(i,), kind="summary", observation=message.text))
+            i += 1
+            continue
+        if message.role == "assistant" and message.calls:
+            open_ids = {c.id for c in message.calls}
+            members = [i]
+            observation = []
+            j = i + 1
+            while j < len(messages) and open_ids and messages[j].results and not messages[j].calls:
+                for call_id, text in messages[j].results:
+                    open_ids.discard(call_id)
+                    observation.append(text)
+                members.append(j)
+                j += 1
+            units.append(
+                Unit(
+                    index=len(units),
+                    messages=tuple(members),
+                    kind="interaction",
+                    tools=tuple(c.name for c in message.calls),
+                    arguments="\n".join(c.arguments for c in message.calls),
+                    observation="\n".join(observation),
+                    reasoning=message.text,
+                )
+            )
+            i = j
+            continue
+        units.append(Unit(index=len(units), messages=(i,), kind="protected", reasoning=message.text))
+        i += 1
+    return units

@@ -95,3 +95,11 @@ def tatqa() -> Path:
     if data is None or not (data / "tatqa" / "questions.jsonl").exists():
         pytest.skip("../shared/data/tatqa is not present")
     return data / "tatqa"
+
+
+@pytest.fixture(scope="session")
+def trajectories() -> Path:
+    data = shared_data()
+    if data is None or not (data / "trajectories").is_dir():
+        pytest.skip("../shared/data/trajectories is not present")
+    return data / "trajectories"

@@ -41,7 +41,7 @@ class Features:
     rederivable: bool
     is_error: bool
     size: float  # observation characters / 4,000, capped at 1
-    age: float  # interactions since, / 20, capped at 1
+    age: float  # interactions since, / 5, capped at 1
 
     def vector(self) -> list[float]:
         return [
@@ -79,7 +79,7 @@ def features(unit: Unit, state: Sequence[Unit], *, latest_turns: str = "") -> Fe
         rederivable=any(t.startswith("sro_") for t in unit.tools) and bool(_POINTER.search(unit.observation)),
         is_error=is_error,
         size=min(1.0, len(unit.observation) / 4000),
-        age=min(1.0, later_interactions / 20),
+        age=min(1.0, later_interactions / 5),
     )
 
 
@@ -98,5 +98,6 @@ class DefaultRouter:
             return 0.9  # the same call was made again later: its newer result stands in for this one
         if f.referenced > 0:
             return 0.1 if f.referenced >= 0.05 or not f.resolved else 0.5
-        p = 0.45 + 0.2 * f.resolved + 0.15 * f.rederivable + 0.1 * f.size + 0.1 * f.age
+        # Unused by anything later: replaceable once a few interactions have passed it by.
+        p = 0.5 + 0.2 * f.resolved + 0.15 * f.rederivable + 0.05 * f.size + 0.15 * f.age
         return min(1.0, p)

@@ -1,0 +1,219 @@
+"""History compaction: valid pairing in both formats, protection, non-expansion, safe failure."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sparseread_mcp.compaction import CompactionSettings, compact, load, load_file, validate
+from sparseread_mcp.compaction.segments import Unit, segment
+from sparseread_mcp.errors import IntentError
+
+LOOSE = CompactionSettings(keep_last=2, tau=0.6, kappa=2, min_tokens=200)
+
+
+def openai_run(steps: int, *, parallel: bool = False, reuse_last: bool = False) -> list[dict[str, object]]:
+    messages: list[dict[str, object]] = [
+        {"role": "system", "content": "You are a coding agent. SYSTEM-MARK"},
+        {"role": "user", "content": "Fix the failing build. USER-MARK"},
+    ]
+    for i in range(steps):
+        calls = [
+            {
+                "id": f"c{i}a",
+                "type": "function",
+                "function": {"name": "read_file", "arguments": json.dumps({"path": f"src/mod{i}.py"})},
+            }
+        ]
+        if parallel:
+            calls.append(
+                {
+                    "id": f"c{i}b",
+                    "type": "function",
+                    "function": {"name": "grep", "arguments": json.dumps({"q": f"term{i}"})},
+                }
+            )
+        messages.append({"role": "assistant", "content": f"Looking at module {i}.", "tool_calls": calls})
+        for call in calls:
+            body = "\n".join(f"line {k} of module {i}: value = compute(x, y)  # filler" for k in range(40))
+            messages.append({"role": "tool", "tool_call_id": call["id"], "content": body})
+    if reuse_last:
+        messages.append(
+            {
+                "role": "assistant",
+                "content": "Check TOKEN-4242 again.",
+                "tool_calls": [
+                    {
+                        "id": "final",
+                        "type": "function",
+                        "function": {"name": "lookup", "arguments": '{"id": "TOKEN-4242"}'},
+                    }
+                ],
+            }
+        )
+        messages.append({"role": "tool", "tool_call_id": "final", "content": "ok"})
+    return messages
+
+
+def anthropic_run(steps: int) -> list[dict[str, object]]:
+    messages: list[dict[str, object]] = [{"role": "user", "content": "Summarize the repo. USER-MARK"}]
+    for i in range(steps):
+        messages.append(
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": f"Reading file {i}."},
+                    {"type": "tool_use", "id": f"t{i}a", "name": "read", "input": {"path": f"docs/p{i}.md"}},
+                    {"type": "tool_use", "id": f"t{i}b", "name": "read", "input": {"path": f"docs/q{i}.md"}},
+                ],
+            }
+        )
+        messages.append(
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": f"t{i}a", "content": "text " * 300},
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": f"t{i}b",
+                        "content": [{"type": "text", "text": "more " * 300}],
+                    },
+                ],
+            }
+        )
+    return messages
+
+
+def test_openai_parallel_calls_stay_paired_and_history_shrinks() -> None:
+    result = compact(load(openai_run(12, parallel=True)), settings=LOOSE)
+    assert validate(result.transcript) is None
+    assert result.tokens_after < result.tokens_before
+    assert any(p.committed for p in result.plan)
+    for unit in segment(load(openai_run(3, parallel=True))):
+        if unit.kind == "interaction":
+            assert len(unit.messages) == 3  # the call message and both of its results
+
+
+def test_anthropic_tool_use_and_results_stay_paired() -> None:
+    result = compact(load(anthropic_run(10)), settings=LOOSE)
+    assert result.transcript.format == "anthropic"
+    assert validate(result.transcript) is None
+    assert result.tokens_after < result.tokens_before
+    summary = next(m for m in result.transcript.messages if m.summary)
+    assert summary.raw["content"][0]["type"] == "text"  # type: ignore[index]
+
+
+def test_protected_messages_are_untouched() -> None:
+    original = openai_run(12)
+    result = compact(load(original), settings=LOOSE)
+    out = result.transcript.dump()
+    assert out[0] == original[0] and out[1] == original[1]
+    assert out[-4:] == original[-4:]  # the latest two interactions (call + result each)
+
+
+def test_a_referenced_observation_is_kept() -> None:
+    messages = openai_run(10, reuse_last=True)
+    messages[4]["content"] = "booking reference TOKEN-4242 confirmed\n" + str(messages[4]["content"])  # type: ignore[operator]
+    result = compact(load(messages), settings=LOOSE)
+    assert "TOKEN-4242 confirmed" in json.dumps(result.transcript.dump())
+
+
+def test_a_failing_summarizer_returns_the_previous_history() -> None:
+    class Broken:
+        def summarize(self, span_id: str, units: Sequence[Unit]) -> str:
+            raise RuntimeError("model unavailable")
+
+    original = openai_run(12)
+    result = compact(load(original), settings=LOOSE, summarizer=Broken())
+    assert result.transcript.dump() == original
+    assert result.plan and all(not p.committed and "failed" in p.reason for p in result.plan)
+
+
+def test_summaries_that_are_not_shorter_are_not_committed() -> None:
+    class Verbose:
+        def summarize(self, span_id: str, units: Sequence[Unit]) -> str:
+            return "x " * 100_000
+
+    original = openai_run(12)
+    result = compact(load(original), settings=LOOSE, summarizer=Verbose())
+    assert result.transcript.dump() == original and result.tokens_after == result.tokens_before
+
+
+def test_audit_log_keeps_the_originals(tmp_path: Path) -> None:
+    audit = tmp_path / "audit.jsonl"
+    original = openai_run(12)
+    result = compact(load(original), settings=LOOSE, audit=audit)
+    entries = [json.loads(line) for line in audit.read_text().splitlines()]
+    assert [e["span"] for e in entries] == [p.span for p in result.plan if p.committed]
+    assert all(m in original for e in entries for m in e["messages"])
+
+
+def test_invalid_transcripts_are_refused_with_the_reason() -> None:
+    broken = openai_run(3)[:-1]  # the last call loses its result
+    with pytest.raises(IntentError, match="calls without results"):
+        compact(load(broken))
+    with pytest.raises(IntentError, match="no 'role'"):
+        load([{"content": "hi"}])
+
+
+def test_real_trajectories_compact_validly(trajectories: Path) -> None:
+    for path in sorted(trajectories.glob("*/*.jsonl"))[:8]:
+        transcript = load_file(path.read_text())
+        result = compact(transcript)
+        assert validate(result.transcript) is None
+        assert result.tokens_after <= result.tokens_before
+
+
+@st.composite
+def transcripts(draw: st.DrawFn) -> list[dict[str, object]]:
+    messages: list[dict[str, object]] = [{"role": "system", "content": "sys"}]
+    for i in range(draw(st.integers(0, 25))):
+        kind = draw(st.sampled_from(["user", "call", "call", "parallel", "text"]))
+        size = draw(st.integers(1, 400))
+        if kind == "user":
+            messages.append({"role": "user", "content": f"question {i} " * draw(st.integers(1, 5))})
+        elif kind == "text":
+            messages.append({"role": "assistant", "content": f"answer {i}"})
+        else:
+            ids = [f"id{i}a"] + ([f"id{i}b"] if kind == "parallel" else [])
+            args = draw(st.sampled_from(['{"path": "a.py"}', '{"q": "ERR-9911"}', "{}"]))
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": draw(st.sampled_from(["", "see ERR-9911"])),
+                    "tool_calls": [
+                        {
+                            "id": c,
+                            "type": "function",
+                            "function": {"name": draw(st.sampled_from(["read", "run"])), "arguments": args},
+                        }
+                        for c in ids
+                    ],
+                }
+            )
+            for c in ids:
+                body = draw(st.sampled_from(["ok ", "Error: ERR-9911 failed ", "value 123456 "])) * size
+                messages.append({"role": "tool", "tool_call_id": c, "content": body})
+    return messages
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    messages=transcripts(), keep=st.integers(0, 4), kappa=st.integers(0, 4), min_tokens=st.sampled_from([0, 200, 1000])
+)
+def test_any_output_is_a_valid_transcript_no_longer_than_its_input(
+    messages: list[dict[str, object]], keep: int, kappa: int, min_tokens: int
+) -> None:
+    options = CompactionSettings(keep_last=keep, kappa=kappa, min_tokens=min_tokens)
+    result = compact(load(messages), settings=options)
+    assert validate(result.transcript) is None
+    assert result.tokens_after <= result.tokens_before
+    out = result.transcript.dump()
+    assert [m for m in out if m.get("role") in ("system", "user")] == [
+        m for m in messages if m.get("role") in ("system", "user")
+    ]

@@ -40,6 +40,13 @@ def build_parser() -> argparse.ArgumentParser:
     verify = commands.add_parser("verify", help="check an evidence pointer against the file")
     verify.add_argument("pointer")
     _common(verify)
+    compact = commands.add_parser("compact", help="compact an agent transcript (OpenAI or Anthropic JSON)")
+    compact.add_argument("file", help="a JSON array of messages, or JSON Lines")
+    compact.add_argument("--format", choices=["openai", "anthropic"], help="detected when omitted")
+    compact.add_argument("--out", help="write the compacted messages here (JSON)")
+    compact.add_argument("--audit", help="append the replaced originals here (JSON Lines, keyed by span)")
+    compact.add_argument("--keep-last", type=int, default=3, help="latest interactions never compacted (3)")
+    _common(compact)
     return parser
 
 
@@ -107,6 +114,8 @@ def _run_command(args: argparse.Namespace, settings: Settings) -> int:
     from .engine import ReadEngine, ReadRequest
     from .models import EvidencePack, Intent, Preview
 
+    if args.command == "compact":
+        return _compact(args, settings)
     engine = ReadEngine(settings)
     as_json = getattr(args, "json", False)
     result: Preview | EvidencePack
@@ -154,3 +163,35 @@ def _human(result: object) -> str:
     e = result.exposure
     lines.append(f"exposure: {e.payload_chars} chars now, E={e.episode_chars} of L={e.full_view_chars}")
     return "\n".join(lines)
+
+
+def _compact(args: argparse.Namespace, settings: Settings) -> int:
+    import json
+
+    from .compaction import CompactionSettings, compact_messages
+    from .compaction.transcript import load_file
+    from .tokens import TokenCounter
+
+    transcript = load_file(Path(args.file).read_text(encoding="utf-8"), args.format)
+    result = compact_messages(
+        transcript.dump(),
+        fmt=transcript.format,
+        settings=CompactionSettings(keep_last=args.keep_last),
+        counter=TokenCounter(settings.tokenizer, margin=settings.token_margin),
+        audit=Path(args.audit) if args.audit else None,
+    )
+    if args.out:
+        Path(args.out).write_text(json.dumps(result.messages, ensure_ascii=False, indent=1), encoding="utf-8")
+    if getattr(args, "json", False):
+        print(result.model_dump_json(indent=2))
+        return 0
+    for span in result.plan:
+        verdict = "replaced" if span.committed else "kept"
+        print(
+            f"{span.span} messages {span.messages[0]}-{span.messages[1]}: {span.interactions} interactions, "
+            f"{span.source_tokens} -> {span.summary_tokens if span.committed else span.source_tokens} tokens, "
+            f"{verdict} ({span.reason})"
+        )
+    saved = result.tokens_before - result.tokens_after
+    print(f"tokens: {result.tokens_before} -> {result.tokens_after} ({saved} saved, {result.tokenizer})")
+    return 0

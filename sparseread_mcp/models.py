@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 Want = Literal["fact", "list", "count", "table", "verbatim", "summary"]
 CoverageMode = Literal["selective", "exhaustive"]
@@ -195,3 +195,25 @@ class Card(_Model):
     changed: list[str] = Field(description="Artifacts whose file changed since they were read.")
     next: list[str]
     tokens: int = 0
+
+
+class CompactSpan(_Model):
+    span: str
+    messages: tuple[int, int] = Field(description="First and last message position in the input.")
+    interactions: int
+    min_score: float
+    source_tokens: int
+    summary_tokens: int
+    committed: bool
+    reason: str
+
+
+class CompactResult(_Model):
+    """A compacted history and the plan that produced it. Unreplaced messages are returned as given."""
+
+    format: Literal["openai", "anthropic"]
+    messages: list[dict[str, JsonValue]]
+    plan: list[CompactSpan]
+    tokens_before: int
+    tokens_after: int
+    tokenizer: str

@@ -6,20 +6,21 @@ import logging
 import secrets
 from collections.abc import Callable
 from functools import partial
-from typing import Annotated
+from typing import Annotated, Literal
 
 import anyio.to_thread
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, JsonValue
 
 from . import __version__
+from .compaction import CompactionSettings, compact_messages
 from .config import HARD_RESPONSE_CAP_TOKENS, MIN_BUDGET_TOKENS, Settings
 from .engine import ReadEngine, ReadRequest, View
 from .errors import SparsereadError
-from .models import Card, EvidencePack, Intent, Preview
+from .models import Card, CompactResult, EvidencePack, Intent, Preview
 from .readers.base import Action
 
 logger = logging.getLogger(__name__)
@@ -148,6 +149,28 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
         path: Annotated[str | None, Field(description="Only this file's episodes.")] = None,
     ) -> Annotated[CallToolResult, Card]:
         call = partial(engine.card, session_key(ctx), path)
+        return await _run(call)
+
+    @server.tool(
+        name="sro_compact",
+        description="Compact a long agent history: interactions the current state no longer needs (unused, "
+        "superseded, resolved, re-derivable) are replaced by extractive summaries, in spans only; the result is "
+        "protocol-valid and never longer. Returns the messages and the plan.",
+        annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False),
+    )
+    async def sro_compact(
+        messages: Annotated[
+            list[dict[str, JsonValue]], Field(description="The history: OpenAI chat or Anthropic messages JSON.")
+        ],
+        format: Annotated[Literal["openai", "anthropic"] | None, Field(description="Detected when omitted.")] = None,
+        keep_last: Annotated[int, Field(ge=0, le=100, description="Latest interactions never compacted.")] = 3,
+        tau: Annotated[float, Field(ge=0.0, le=1.0, description="Every interaction of a span needs p >= tau.")] = 0.6,
+        min_interactions: Annotated[int, Field(ge=0, le=1000, description="A span needs more than this.")] = 3,
+        min_tokens: Annotated[int, Field(ge=0, description="A span needs at least this many tokens.")] = 1_000,
+    ) -> Annotated[CallToolResult, CompactResult]:
+        options = CompactionSettings(keep_last=keep_last, tau=tau, kappa=min_interactions, min_tokens=min_tokens)
+        raw: list[dict[str, object]] = [dict(m) for m in messages]
+        call = partial(compact_messages, raw, fmt=format, settings=options, counter=engine.counter)
         return await _run(call)
 
     return server

@@ -217,3 +217,53 @@ def test_any_output_is_a_valid_transcript_no_longer_than_its_input(
     assert [m for m in out if m.get("role") in ("system", "user")] == [
         m for m in messages if m.get("role") in ("system", "user")
     ]
+
+
+@pytest.mark.anyio
+async def test_sro_compact_over_mcp(tmp_path: Path) -> None:
+    from mcp import Client
+
+    from sparseread_mcp import Settings
+    from sparseread_mcp.server import create_server
+
+    original = openai_run(12)
+    async with Client(create_server(Settings(roots=(tmp_path,)))) as client:
+        result = await client.call_tool(
+            "sro_compact", {"messages": original, "min_interactions": 2, "min_tokens": 200, "keep_last": 2}
+        )
+    assert not result.is_error and result.structured_content is not None
+    body = result.structured_content
+    assert body["tokens_after"] < body["tokens_before"] and body["format"] == "openai"
+    assert validate(load(body["messages"])) is None
+    assert any(span["committed"] for span in body["plan"])
+
+
+def test_compact_from_the_command_line(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    source = tmp_path / "run.jsonl"
+    source.write_text("\n".join(json.dumps(m) for m in openai_run(14)))
+    out, audit = tmp_path / "out.json", tmp_path / "audit.jsonl"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sparseread_mcp",
+            "compact",
+            str(source),
+            "--out",
+            str(out),
+            "--audit",
+            str(audit),
+            "--keep-last",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "replaced" in done.stdout and "tokens:" in done.stdout
+    assert validate(load(json.loads(out.read_text()))) is None
+    assert audit.read_text().strip()

@@ -1,5 +1,6 @@
 """History compaction (StateComp): replace what the current state no longer needs, safely."""
 
+from .api import compact_messages
 from .compactor import Compaction, CompactionSettings, SpanPlan, compact
 from .router import DefaultRouter, Router, features
 from .summarize import ExtractiveSummarizer, Summarizer
@@ -15,6 +16,7 @@ __all__ = [
     "Summarizer",
     "Transcript",
     "compact",
+    "compact_messages",
     "features",
     "load",
     "load_file",

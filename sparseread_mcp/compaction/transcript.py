@@ -78,7 +78,7 @@ def load_file(text: str, fmt: Format | None = None) -> Transcript:
     if isinstance(data, dict) and "messages" in data:
         data = data["messages"]
     if not isinstance(data, list):
-        raise IntentError("the transcript must be a JSON array of messages, JSON Lines, or {\"messages\": [...]}")
+        raise IntentError('the transcript must be a JSON array of messages, JSON Lines, or {"messages": [...]}')
     return load(data, fmt)
 
 

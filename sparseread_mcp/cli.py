@@ -40,8 +40,11 @@ def build_parser() -> argparse.ArgumentParser:
     verify = commands.add_parser("verify", help="check an evidence pointer against the file")
     verify.add_argument("pointer")
     _common(verify)
-    compact = commands.add_parser("compact", help="compact an agent transcript (OpenAI or Anthropic JSON)")
-    compact.add_argument("file", help="a JSON array of messages, or JSON Lines")
+    compact = commands.add_parser(
+        "compact", help="compact an agent transcript (OpenAI or Anthropic JSON); `compact train DATA` trains a router"
+    )
+    compact.add_argument("file", nargs="+", help="a transcript (JSON array or JSON Lines), or: train LABELED.jsonl")
+    compact.add_argument("--router", help="a router trained with `compact train` (default: the built-in router)")
     compact.add_argument("--format", choices=["openai", "anthropic"], help="detected when omitted")
     compact.add_argument("--out", help="write the compacted messages here (JSON)")
     compact.add_argument("--audit", help="append the replaced originals here (JSON Lines, keyed by span)")
@@ -168,17 +171,30 @@ def _human(result: object) -> str:
 def _compact(args: argparse.Namespace, settings: Settings) -> int:
     import json
 
-    from .compaction import CompactionSettings, compact_messages
+    from .compaction import CompactionSettings, LearnedRouter, compact_messages, train
+    from .compaction.learned import examples_from_jsonl
     from .compaction.transcript import load_file
     from .tokens import TokenCounter
 
-    transcript = load_file(Path(args.file).read_text(encoding="utf-8"), args.format)
+    if args.file[0] == "train":
+        if len(args.file) != 2 or not args.out:
+            print("error: use `sparseread-mcp compact train LABELED.jsonl --out router.json`", file=sys.stderr)
+            return 2
+        router = train(examples_from_jsonl(Path(args.file[1]).read_text(encoding="utf-8")))
+        router.save(Path(args.out))
+        print(
+            f"router saved to {args.out}: threshold {router.threshold:.3f}, validation precision "
+            f"{router.precision:.3f}, recall {router.recall:.3f}"
+        )
+        return 0
+    transcript = load_file(Path(args.file[0]).read_text(encoding="utf-8"), args.format)
     result = compact_messages(
         transcript.dump(),
         fmt=transcript.format,
         settings=CompactionSettings(keep_last=args.keep_last),
         counter=TokenCounter(settings.tokenizer, margin=settings.token_margin),
         audit=Path(args.audit) if args.audit else None,
+        router=LearnedRouter.load(Path(args.router)) if args.router else None,
     )
     if args.out:
         Path(args.out).write_text(json.dumps(result.messages, ensure_ascii=False, indent=1), encoding="utf-8")

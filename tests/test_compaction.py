@@ -267,3 +267,36 @@ def test_compact_from_the_command_line(tmp_path: Path) -> None:
     assert "replaced" in done.stdout and "tokens:" in done.stdout
     assert validate(load(json.loads(out.read_text()))) is None
     assert audit.read_text().strip()
+
+
+def weak_labels(trajectories: Path) -> list[str]:
+    """Label each interaction of the real runs: 1 when nothing any later action uses comes from it."""
+    from sparseread_mcp.compaction.router import salient
+
+    lines = []
+    for path in sorted(trajectories.glob("*/*.jsonl")):
+        messages = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+        units = segment(load(messages))
+        for unit in units:
+            if unit.kind != "interaction":
+                continue
+            later = " ".join(u.arguments + " " + u.reasoning for u in units if u.index > unit.index)
+            used = any(mark in later for mark in salient(unit.observation))
+            lines.append(json.dumps({"messages": messages, "unit": unit.index, "label": 0 if used else 1}))
+    return lines
+
+
+def test_a_learned_router_trains_for_precision_and_compacts_validly(trajectories: Path, tmp_path: Path) -> None:
+    from sparseread_mcp.compaction import LearnedRouter, train
+    from sparseread_mcp.compaction.learned import examples_from_jsonl
+
+    examples = examples_from_jsonl("\n".join(weak_labels(trajectories)))
+    assert len(examples) > 100
+    router = train(examples)
+    assert router.precision >= 0.9 and 0.0 < router.threshold < 1.0
+    router.save(tmp_path / "router.json")
+    loaded = LearnedRouter.load(tmp_path / "router.json")
+    assert loaded == router
+    for path in sorted(trajectories.glob("*/*.jsonl"))[:6]:
+        result = compact(load_file(path.read_text()), router=loaded)
+        assert validate(result.transcript) is None and result.tokens_after <= result.tokens_before

@@ -2,6 +2,7 @@
 
 from .api import compact_messages
 from .compactor import Compaction, CompactionSettings, SpanPlan, compact
+from .learned import LearnedRouter, train
 from .router import DefaultRouter, Router, features
 from .summarize import ExtractiveSummarizer, Summarizer
 from .transcript import Transcript, load, load_file, validate
@@ -11,6 +12,7 @@ __all__ = [
     "CompactionSettings",
     "DefaultRouter",
     "ExtractiveSummarizer",
+    "LearnedRouter",
     "Router",
     "SpanPlan",
     "Summarizer",
@@ -20,5 +22,6 @@ __all__ = [
     "features",
     "load",
     "load_file",
+    "train",
     "validate",
 ]

@@ -7,6 +7,7 @@ from pathlib import Path
 from ..models import CompactResult, CompactSpan
 from ..tokens import TokenCounter
 from .compactor import CompactionSettings, compact
+from .router import Router
 from .transcript import Format, load
 
 
@@ -17,10 +18,11 @@ def compact_messages(
     settings: CompactionSettings | None = None,
     counter: TokenCounter | None = None,
     audit: Path | None = None,
+    router: Router | None = None,
 ) -> CompactResult:
     transcript = load(messages, fmt)
     counter = counter or TokenCounter()
-    result = compact(transcript, settings=settings, counter=counter, audit=audit)
+    result = compact(transcript, settings=settings, counter=counter, audit=audit, router=router)
     return CompactResult(
         format=result.transcript.format,
         messages=result.transcript.dump(),

@@ -84,7 +84,8 @@ def features(unit: Unit, state: Sequence[Unit], *, latest_turns: str = "") -> Fe
 
 
 class Router(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def score(self, unit: Unit, state: Sequence[Unit], *, latest_turns: str = "") -> float: ...
 

@@ -193,6 +193,9 @@ class Card(_Model):
     coverage: list[SlotCoverage]
     pointers: list[str]
     changed: list[str] = Field(description="Artifacts whose file changed since they were read.")
+    retirable: list[str] = Field(
+        default_factory=list, description="Earlier evidence you can drop from context, with why (superseded, stale)."
+    )
     next: list[str]
     tokens: int = 0
 

@@ -16,7 +16,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, JsonValue
 
 from . import __version__
-from .compaction import CompactionSettings, compact_messages
+from .compaction import CompactionSettings, DefaultRouter, compact_messages
 from .config import HARD_RESPONSE_CAP_TOKENS, MIN_BUDGET_TOKENS, Settings
 from .engine import ReadEngine, ReadRequest, View
 from .errors import SparsereadError
@@ -46,6 +46,15 @@ IntentArg = Annotated[
     ),
 ]
 _READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=False, open_world_hint=False)
+
+
+def pointer_still_holds(engine: ReadEngine, pointer: str) -> bool:
+    """Whether an evidence pointer from an earlier observation still verifies `ok` against its file."""
+    try:
+        pack = engine.read("compaction-verifier", ReadRequest(target=pointer, action="verify"))
+    except SparsereadError:
+        return False
+    return pack.verification is not None and pack.verification.status == "ok"
 
 
 def session_key(ctx: Context) -> str:
@@ -170,7 +179,8 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
     ) -> Annotated[CallToolResult, CompactResult]:
         options = CompactionSettings(keep_last=keep_last, tau=tau, kappa=min_interactions, min_tokens=min_tokens)
         raw: list[dict[str, object]] = [dict(m) for m in messages]
-        call = partial(compact_messages, raw, fmt=format, settings=options, counter=engine.counter)
+        router = DefaultRouter(verify=partial(pointer_still_holds, engine))
+        call = partial(compact_messages, raw, fmt=format, settings=options, counter=engine.counter, router=router)
         return await _run(call)
 
     return server

@@ -300,3 +300,28 @@ def test_a_learned_router_trains_for_precision_and_compacts_validly(trajectories
     for path in sorted(trajectories.glob("*/*.jsonl"))[:6]:
         result = compact(load_file(path.read_text()), router=loaded)
         assert validate(result.transcript) is None and result.tokens_after <= result.tokens_before
+
+
+def test_rederivable_only_while_the_pointer_still_verifies() -> None:
+    from sparseread_mcp.compaction import DefaultRouter
+
+    messages: list[dict[str, object]] = [{"role": "user", "content": "go"}]
+    pointer = "docs/a.md@sha256:0123456789ab#L3-L9"
+    messages.append(
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": "r1",
+                    "type": "function",
+                    "function": {"name": "sro_read", "arguments": '{"target": "docs/a.md"}'},
+                }
+            ],
+        }
+    )
+    messages.append({"role": "tool", "tool_call_id": "r1", "content": f'{{"pointer": "{pointer}", "text": "x"}}'})
+    units = segment(load(messages))
+    holds = DefaultRouter(verify=lambda p: p == pointer).score(units[1], units)
+    broken = DefaultRouter(verify=lambda p: False).score(units[1], units)
+    assert holds > broken

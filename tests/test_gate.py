@@ -85,3 +85,16 @@ def test_a_range_larger_than_the_budget_suggests_sub_ranges(tmp_path: Path) -> N
     assert pack.items == []
     assert pack.message and "larger than budget_tokens" in pack.message
     assert pack.next and all(n.startswith("sub-range: #L") for n in pack.next)
+
+
+def test_the_card_lists_what_the_full_view_made_retirable(tmp_path: Path) -> None:
+    text = "\n\n".join(f"Ledger entry {i}: the ledger balance moved by {i * 7} units on day {i}." for i in range(60))
+    (tmp_path / "short.md").write_text(text)
+    engine = ReadEngine(Settings(roots=(tmp_path,), native_fit_tokens=0))
+    first = engine.read("s", ReadRequest(target="short.md", intent=Intent(goal="ledger balance entry")))
+    pack = first
+    while pack.gate.decision == "sparse":
+        pack = engine.read("s", ReadRequest(target="short.md", action="refine"))
+    card = engine.card("s")
+    retired = [r.split(" ")[0] for r in card.retirable if "superseded by the full view" in r]
+    assert retired == pack.retire and first.items[0].pointer in retired

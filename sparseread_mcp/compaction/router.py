@@ -7,8 +7,9 @@ later interaction repeats the same read.
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -90,11 +91,24 @@ class Router(Protocol):
     def score(self, unit: Unit, state: Sequence[Unit], *, latest_turns: str = "") -> float: ...
 
 
+_FULL_POINTER = re.compile(r"[\w./-]+@(?:sha256:[0-9a-f]{12}|[0-9a-f]{7,40})#[^\s\"',]+")
+
+
 class DefaultRouter:
+    """Transparent rules over the features. With `verify`, an observation counts as re-derivable only when
+    the evidence pointers it carries still verify (the file did not change), checking at most five."""
+
     name = "default"
+
+    def __init__(self, verify: Callable[[str], bool] | None = None) -> None:
+        self._verify = verify
 
     def score(self, unit: Unit, state: Sequence[Unit], *, latest_turns: str = "") -> float:
         f = features(unit, state, latest_turns=latest_turns)
+        if f.rederivable and self._verify is not None:
+            pointers = _FULL_POINTER.findall(unit.observation)[:5]
+            if not pointers or not all(self._verify(p) for p in pointers):
+                f = dataclasses.replace(f, rederivable=False)
         if f.superseded:
             return 0.9  # the same call was made again later: its newer result stands in for this one
         if f.referenced > 0:

@@ -263,7 +263,9 @@ def deliver_full(
     episode.full_view_done = not more
     episode.closed = True
     if item:
-        episode.delivered.append(DeliveredItem(pointer=item.pointer, start=start, end=end, slots=(), support={}))
+        episode.delivered.append(
+            DeliveredItem(pointer=item.pointer, start=start, end=end, slots=(), support={}, full_view=True)
+        )
     return d.commit(pack)
 
 

@@ -10,6 +10,7 @@ def build_card(session: Session, *, changed: list[str], only_path: str | None = 
     """Episodes with their ledgers, the latest coverage per slot, pointers gathered, and next steps."""
     states: list[EpisodeState] = []
     pointers: list[str] = []
+    retirable: list[str] = []
     coverage: dict[str, SlotCoverage] = {}
     for episode in session.episodes.values():
         if only_path is not None and episode.path != only_path:
@@ -27,9 +28,15 @@ def build_card(session: Session, *, changed: list[str], only_path: str | None = 
                 stale=episode.stale,
             )
         )
-        if not episode.stale:
+        if episode.stale:
+            retirable.extend(f"{d.pointer} (stale: the file changed)" for d in episode.delivered)
+        else:
             pointers.extend(d.pointer for d in episode.delivered)
             coverage.update(episode.coverage)
+            if episode.full_view_started:
+                retirable.extend(
+                    f"{d.pointer} (superseded by the full view)" for d in episode.delivered if not d.full_view
+                )
     steps = [f"re-read changed file {p}: its earlier evidence is stale" for p in changed]
     missing = [c.slot for c in coverage.values() if c.status != "found"]
     if missing:
@@ -42,5 +49,6 @@ def build_card(session: Session, *, changed: list[str], only_path: str | None = 
         coverage=list(coverage.values()),
         pointers=pointers[-40:],
         changed=changed,
+        retirable=retirable[-40:],
         next=steps,
     )

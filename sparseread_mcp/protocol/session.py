@@ -19,6 +19,7 @@ class DeliveredItem:
     slots: tuple[str, ...]
     support: dict[str, float]
     text: str = ""  # kept for directory episodes, whose items come from many files
+    full_view: bool = False  # a page of the full view, not a sparse item
 
 
 @dataclass(slots=True, kw_only=True)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
 from .anchors import Target, parse_target
@@ -15,13 +14,13 @@ from .config import HARD_RESPONSE_CAP_TOKENS, MIN_BUDGET_TOKENS, Settings
 from .errors import (
     BinaryArtifact,
     BudgetTooSmall,
-    ConfigError,
     IntentError,
     SparsereadError,
     StaleArtifact,
     UnsupportedArtifact,
 )
 from .evidence import Candidate, pointer_for
+from .exact import compact_pack, projection_pack, query_pack
 from .gate.delivery import CoverageFn, Delivery, Extras, deliver_full, deliver_sparse
 from .gate.ledger import Ledger
 from .gate.route import choose_route
@@ -220,11 +219,11 @@ class ReadEngine:
         if request.since:
             extras.message = f"the diff since {request.since} is larger than the file: here is the view asked for"
         if view == "compact":
-            return self._compact(d, parsed, extras)
+            return compact_pack(d, parsed, extras, self.counter)
         if view == "projection":
-            return self._projection(d, parsed, extras)
+            return projection_pack(d, parsed, extras, cache_dir=self.settings.cache_dir, roots=self.roots)
         if intent is not None and intent.query:
-            return self._query(d, parsed, intent.query, extras)
+            return query_pack(d, parsed, intent.query, extras)
         route = choose_route(
             full_view_tokens=episode.full_view_tokens, native_fit_tokens=self.settings.native_fit_tokens, intent=intent
         )
@@ -293,46 +292,6 @@ class ReadEngine:
             extras.next = [f"sub-range: #{h}" for h in hints]
             route = choose_route(full_view_tokens=d.episode.full_view_tokens, native_fit_tokens=0, intent=None)
             return outline_pack(d, route, self.counter, extras, lines=lines_of(d.parsed, start, end))
-
-    def _query(self, d: Delivery, parsed: ParsedArtifact, query: str, extras: Extras) -> EvidencePack:
-        """An exact operation: processing covers every row, exposure is only the result."""
-        if parsed.queries is None:
-            raise IntentError(
-                f"intent.query runs on tables (CSV, TSV, JSONL, Parquet, XLSX); {parsed.artifact.path} is "
-                f"{parsed.type}: use goal or needles instead"
-            )
-        extras.result = parsed.queries.run(query)
-        return deliver_sparse(d, [], extras, max_items=0)
-
-    def _projection(self, d: Delivery, parsed: ParsedArtifact, extras: Extras) -> EvidencePack:
-        """A calculation-ready TSV of the whole table, written outside every root; the pack names it."""
-        if parsed.queries is None:
-            raise IntentError(f"view='projection' is for tables; {parsed.artifact.path} is {parsed.type}")
-        folder = self.settings.cache_dir / "projections"
-        if any(self.roots.contains(parent) for parent in (folder, *folder.parents) if parent.exists()):
-            raise ConfigError(
-                f"the cache directory {self.settings.cache_dir} is inside a root; set SPARSEREAD_CACHE_DIR elsewhere"
-            )
-        name = f"{parsed.artifact.fingerprint[:16]}-{Path(parsed.artifact.path).stem}.tsv"
-        extras.result = parsed.queries.project(folder / name)
-        return deliver_sparse(d, [], extras, max_items=0)
-
-    def _compact(self, d: Delivery, parsed: ParsedArtifact, extras: Extras) -> EvidencePack:
-        """Code without comments and blank lines: lossy, so it is a result, never items or the full view."""
-        if parsed.compact_text is None:
-            raise IntentError(f"view='compact' exists for source code only; {parsed.artifact.path} is {parsed.type}")
-        size = self.counter.count(parsed.compact_text)
-        if size > d.budget_tokens - 600:
-            raise BudgetTooSmall(
-                f"the compact view of {parsed.artifact.path} is {size} tokens, over budget_tokens="
-                f"{d.budget_tokens}; raise it, or read symbols from the outline (target path#Symbol)"
-            )
-        extras.result = OpResult(
-            value=parsed.compact_text,
-            scanned=f"compact view: comments and blank lines dropped (lossy; {len(parsed.artifact.text)} chars "
-            "in the faithful full view)",
-        )
-        return deliver_sparse(d, [], extras, max_items=0)
 
     def _preview_pack(
         self, d: Delivery, parsed: ParsedArtifact, intent: Intent | None, budget: int, extras: Extras

@@ -75,31 +75,27 @@ def source_at(text: str, anchor: str) -> str:
 
 @pytest.fixture(scope="session")
 def swebench() -> Path:
-    data = shared_data()
-    if data is None or not (data / "swebench" / "questions.jsonl").exists():
-        pytest.skip("../shared/data/swebench is not present")
-    return data / "swebench"
+    return shared_set("swebench")
 
 
 @pytest.fixture(scope="session")
 def fetaqa() -> Path:
-    data = shared_data()
-    if data is None or not (data / "fetaqa" / "questions.jsonl").exists():
-        pytest.skip("../shared/data/fetaqa is not present")
-    return data / "fetaqa"
+    return shared_set("fetaqa")
 
 
 @pytest.fixture(scope="session")
 def tatqa() -> Path:
-    data = shared_data()
-    if data is None or not (data / "tatqa" / "questions.jsonl").exists():
-        pytest.skip("../shared/data/tatqa is not present")
-    return data / "tatqa"
+    return shared_set("tatqa")
 
 
 @pytest.fixture(scope="session")
 def trajectories() -> Path:
+    return shared_set("trajectories")
+
+
+def shared_set(name: str) -> Path:
+    """One folder of ../shared/data, or a skip that says how to provide it."""
     data = shared_data()
-    if data is None or not (data / "trajectories").is_dir():
-        pytest.skip("../shared/data/trajectories is not present")
-    return data / "trajectories"
+    if data is None or not (data / name).is_dir():
+        pytest.skip(f"../shared/data/{name} is not present (set SPARSEREAD_SHARED_DATA)")
+    return data / name

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..tokens import TokenCounter
@@ -78,37 +78,27 @@ def compact(
         source = [transcript.messages[i] for i in range(first, last + 1)]
         source_tokens = counter.count(json.dumps([m.raw for m in source], ensure_ascii=False))
         low = min(scores[u.index] or 0.0 for u in span)
+
+        template = SpanPlan(
+            span=span_id,
+            messages=(first, last),
+            interactions=len(span),
+            min_score=low,
+            source_tokens=source_tokens,
+            summary_tokens=0,
+            committed=False,
+            reason="",
+        )
         if len(span) <= settings.kappa or source_tokens < settings.min_tokens:
-            plans.append(
-                SpanPlan(
-                    span=span_id,
-                    messages=(first, last),
-                    interactions=len(span),
-                    min_score=low,
-                    source_tokens=source_tokens,
-                    summary_tokens=0,
-                    committed=False,
-                    reason=f"below the gates (needs > {settings.kappa} interactions and >= "
-                    f"{settings.min_tokens} tokens)",
-                )
+            record(
+                False, f"below the gates (needs > {settings.kappa} interactions and >= {settings.min_tokens} tokens)"
             )
             continue
         try:
             text = summarizer.summarize(span_id, span)
         except Exception as exc:  # a failing summarizer must never cost the history
             logger.warning("summarizer failed on %s: %s", span_id, exc)
-            plans.append(
-                SpanPlan(
-                    span=span_id,
-                    messages=(first, last),
-                    interactions=len(span),
-                    min_score=low,
-                    source_tokens=source_tokens,
-                    summary_tokens=0,
-                    committed=False,
-                    reason=f"the summarizer failed ({type(exc).__name__}); the span stays raw",
-                )
-            )
+            plans.append(replace(template, reason=f"the summarizer failed ({type(exc).__name__}); the span stays raw"))
             continue
         summary = summary_message(transcript.format, text)
         start = first - replaced
@@ -120,18 +110,7 @@ def compact(
         problem = validate(trial)
         committed = problem is None and summary_tokens < source_tokens
         reason = "replaced" if committed else (problem or "the summary is not shorter")
-        plans.append(
-            SpanPlan(
-                span=span_id,
-                messages=(first, last),
-                interactions=len(span),
-                min_score=low,
-                source_tokens=source_tokens,
-                summary_tokens=summary_tokens,
-                committed=committed,
-                reason=reason,
-            )
-        )
+        plans.append(replace(template, committed=committed, reason=reason, summary_tokens=summary_tokens))
         if committed:
             current = trial
             replaced += len(source) - 1

@@ -1,0 +1,55 @@
+"""Exact operations and derived views: results over the whole artifact, exposed as results, never items."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .errors import BudgetTooSmall, ConfigError, IntentError
+from .gate.delivery import Delivery, Extras, deliver_sparse
+from .models import EvidencePack, OpResult
+from .readers.base import ParsedArtifact
+from .roots import Roots
+from .tokens import TokenCounter
+
+
+def query_pack(d: Delivery, parsed: ParsedArtifact, query: str, extras: Extras) -> EvidencePack:
+    """An exact operation: processing covers every row, exposure is only the result."""
+    if parsed.queries is None:
+        raise IntentError(
+            f"intent.query runs on tables (CSV, TSV, JSONL, Parquet, XLSX) and JSON; {parsed.artifact.path} is "
+            f"{parsed.type}: use goal or needles instead"
+        )
+    extras.result = parsed.queries.run(query)
+    return deliver_sparse(d, [], extras, max_items=0)
+
+
+def projection_pack(
+    d: Delivery, parsed: ParsedArtifact, extras: Extras, *, cache_dir: Path, roots: Roots
+) -> EvidencePack:
+    """A calculation-ready TSV of the whole table, written outside every root; the pack names it."""
+    if parsed.queries is None:
+        raise IntentError(f"view='projection' is for tables; {parsed.artifact.path} is {parsed.type}")
+    folder = cache_dir / "projections"
+    if any(roots.contains(parent) for parent in (folder, *folder.parents) if parent.exists()):
+        raise ConfigError(f"the cache directory {cache_dir} is inside a root; set SPARSEREAD_CACHE_DIR elsewhere")
+    name = f"{parsed.artifact.fingerprint[:16]}-{Path(parsed.artifact.path).stem}.tsv"
+    extras.result = parsed.queries.project(folder / name)
+    return deliver_sparse(d, [], extras, max_items=0)
+
+
+def compact_pack(d: Delivery, parsed: ParsedArtifact, extras: Extras, counter: TokenCounter) -> EvidencePack:
+    """Code without comments and blank lines: lossy, so it is a result, never items or the full view."""
+    if parsed.compact_text is None:
+        raise IntentError(f"view='compact' exists for source code only; {parsed.artifact.path} is {parsed.type}")
+    size = counter.count(parsed.compact_text)
+    if size > d.budget_tokens - 600:
+        raise BudgetTooSmall(
+            f"the compact view of {parsed.artifact.path} is {size} tokens, over budget_tokens={d.budget_tokens}; "
+            "raise it, or read symbols from the outline (target path#Symbol)"
+        )
+    extras.result = OpResult(
+        value=parsed.compact_text,
+        scanned=f"compact view: comments and blank lines dropped (lossy; {len(parsed.artifact.text)} chars "
+        "in the faithful full view)",
+    )
+    return deliver_sparse(d, [], extras, max_items=0)

@@ -90,9 +90,8 @@ def compact(
             reason="",
         )
         if len(span) <= settings.kappa or source_tokens < settings.min_tokens:
-            record(
-                False, f"below the gates (needs > {settings.kappa} interactions and >= {settings.min_tokens} tokens)"
-            )
+            gates = f"below the gates (needs > {settings.kappa} interactions and >= {settings.min_tokens} tokens)"
+            plans.append(replace(template, reason=gates))
             continue
         try:
             text = summarizer.summarize(span_id, span)

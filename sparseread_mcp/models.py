@@ -143,6 +143,9 @@ class Preview(_Model):
     reason: str
     content: str | None = None
     configurations: list[str] = Field(default_factory=list, description="reader x method x exposure choices.")
+    session: str | None = Field(
+        None, description="HTTP without MCP sessions: pass this back as `session` to continue this reading session."
+    )
     tokens: int = 0
     tokenizer: str = "o200k_base"
 
@@ -166,6 +169,9 @@ class EvidencePack(_Model):
     message: str | None = None
     left_out: str | None = Field(None, description="What this view left out, and how to get it.")
     preview: Preview | None = None
+    session: str | None = Field(
+        None, description="HTTP without MCP sessions: pass this back as `session` to continue this reading session."
+    )
     tokens: int = Field(0, description="Tokens of this whole response.")
     tokenizer: str = "o200k_base"
     generated: bool = False
@@ -197,6 +203,9 @@ class Card(_Model):
         default_factory=list, description="Earlier evidence you can drop from context, with why (superseded, stale)."
     )
     next: list[str]
+    session: str | None = Field(
+        None, description="HTTP without MCP sessions: pass this back as `session` to continue this reading session."
+    )
     tokens: int = 0
 
 

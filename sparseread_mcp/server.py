@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import secrets
 from collections.abc import Callable
 from functools import partial
@@ -22,6 +23,7 @@ from .engine import ReadEngine, ReadRequest, View
 from .errors import SparsereadError
 from .models import Card, CompactResult, EvidencePack, Intent, Preview
 from .readers.base import Action
+from .tokens import TokenCounter
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +47,10 @@ IntentArg = Annotated[
         "come from the session's first intent."
     ),
 ]
+SessionArg = Annotated[
+    str | None,
+    Field(description="Only over HTTP without MCP sessions: the `session` of an earlier result, to continue it."),
+]
 _READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=False, open_world_hint=False)
 
 
@@ -57,17 +63,50 @@ def pointer_still_holds(engine: ReadEngine, pointer: str) -> bool:
     return pack.verification is not None and pack.verification.status == "ok"
 
 
-def session_key(ctx: Context) -> str:
-    """One reading session per MCP session: the HTTP session id, else this server's connection."""
+_HANDLE = re.compile(r"^rs-[0-9a-f]{24}$")
+#: Tokens kept free in a response for the `session` handle added after the engine answered.
+_HANDLE_TOKENS = 32
+
+
+def session_key(ctx: Context, handle: str | None) -> tuple[str, str | None]:
+    """(reading-session key, handle to report). One reading session per MCP session: the HTTP session id;
+    stdio serves one client, so its connection. Stateless HTTP has neither: there the session is an
+    unguessable handle that the server issues and the client passes back, so no two clients ever share."""
     headers = ctx.headers
-    if headers is not None:
-        session_id = headers.get("mcp-session-id")
-        if session_id:
-            return f"http:{session_id}"
-    return "connection"
+    if headers is not None and (session_id := headers.get("mcp-session-id")):
+        return f"http:{session_id}", None
+    if ctx.request_context.request is None:
+        return "connection", None
+    if handle is not None and not _HANDLE.match(handle):
+        raise ToolError(f"session {handle!r} is not a handle this server issued: omit it to start a new session")
+    handle = handle or f"rs-{secrets.token_hex(12)}"
+    return f"handle:{handle}", handle
+
+
+def _engine_budget(budget: int, handle: str | None) -> int:
+    """The engine's share of the budget: the session handle, when there is one, must fit too."""
+    if handle is None:
+        return budget
+    if budget - _HANDLE_TOKENS < MIN_BUDGET_TOKENS:
+        raise ToolError(
+            f"budget_tokens={budget} is too small over stateless HTTP: use at least "
+            f"{MIN_BUDGET_TOKENS + _HANDLE_TOKENS}"
+        )
+    return budget - _HANDLE_TOKENS
+
+
+def _with_handle(model: BaseModel, handle: str | None, counter: TokenCounter) -> BaseModel:
+    if handle is None:
+        return model
+    stamped = model.model_copy(update={"session": handle})
+    return stamped.model_copy(update={"tokens": counter.count(stamped.model_dump_json(exclude_none=True))})
 
 
 async def _run(call: Callable[[], BaseModel]) -> CallToolResult:
+    return _result(await _run_model(call))
+
+
+async def _run_model(call: Callable[[], BaseModel]) -> BaseModel:
     """Run engine work off the event loop; turn our errors into tool errors the model can act on."""
     try:
         model = await anyio.to_thread.run_sync(call)
@@ -79,7 +118,7 @@ async def _run(call: Callable[[], BaseModel]) -> CallToolResult:
         raise ToolError(
             f"internal error (id {error_id}); the server log has the details. {type(exc).__name__}"
         ) from exc
-    return _result(model)
+    return model
 
 
 def _result(model: BaseModel) -> CallToolResult:
@@ -106,9 +145,12 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
         ctx: Context,
         intent: IntentArg = None,
         budget_tokens: Budget = None,
+        session: SessionArg = None,
     ) -> Annotated[CallToolResult, Preview]:
-        call = partial(engine.preview, session_key(ctx), path, intent, budget_tokens or 2_000)
-        return await _run(call)
+        key, handle = session_key(ctx, session)
+        budget = _engine_budget(budget_tokens or 2_000, handle)
+        preview = await _run_model(partial(engine.preview, key, path, intent, budget))
+        return _result(_with_handle(preview, handle, engine.counter))
 
     @server.tool(
         name="sro_read",
@@ -134,18 +176,15 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
         budget_tokens: Budget = None,
         since: Annotated[str | None, Field(description="A sha256: rev seen earlier: answer with the diff.")] = None,
         cursor: Annotated[str | None, Field(description="The `cursor` of a previous response: next page.")] = None,
+        session: SessionArg = None,
     ) -> Annotated[CallToolResult, EvidencePack]:
+        key, handle = session_key(ctx, session)
+        budget = _engine_budget(budget_tokens or settings.default_budget_tokens, handle)
         request = ReadRequest(
-            target=target,
-            action=action,
-            intent=intent,
-            view=view,
-            budget_tokens=budget_tokens,
-            since=since,
-            cursor=cursor,
+            target=target, action=action, intent=intent, view=view, budget_tokens=budget, since=since, cursor=cursor
         )
-        call = partial(engine.read, session_key(ctx), request)
-        return await _run(call)
+        pack = await _run_model(partial(engine.read, key, request))
+        return _result(_with_handle(pack, handle, engine.counter))
 
     @server.tool(
         name="sro_card",
@@ -156,9 +195,11 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
     async def sro_card(
         ctx: Context,
         path: Annotated[str | None, Field(description="Only this file's episodes.")] = None,
+        session: SessionArg = None,
     ) -> Annotated[CallToolResult, Card]:
-        call = partial(engine.card, session_key(ctx), path)
-        return await _run(call)
+        key, handle = session_key(ctx, session)
+        card = await _run_model(partial(engine.card, key, path))
+        return _result(_with_handle(card, handle, engine.counter))
 
     @server.tool(
         name="sro_compact",

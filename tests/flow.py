@@ -9,10 +9,19 @@ from mcp import Client
 
 
 async def call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Call a tool; over stateless HTTP, carry the reading session's handle from call to call."""
+    handle = HANDLES.get(id(client))
+    if handle is not None and "session" not in arguments and tool != "sro_compact":
+        arguments = {**arguments, "session": handle}
     result = await client.call_tool(tool, arguments)
     assert not result.is_error, result.content
     assert result.structured_content is not None
+    if result.structured_content.get("session"):
+        HANDLES[id(client)] = result.structured_content["session"]
     return result.structured_content
+
+
+HANDLES: dict[int, str] = {}
 
 
 def check_items(pack: dict[str, Any], source: str) -> None:
@@ -73,5 +82,10 @@ async def reading_flow(client: Client, path: str, source: str, question: str) ->
     card = await call(client, "sro_card", {})
     assert any(e["id"] == episode and e["episode_chars"] == exposure["episode_chars"] for e in card["episodes"])
 
-    escape = await client.call_tool("sro_read", {"target": "../../etc/passwd"})
+    escape = await client.call_tool("sro_read", {"target": "../../etc/passwd", **_handle(client)})
     assert escape.is_error and "outside the readable roots" in escape.content[0].text  # type: ignore[union-attr]
+
+
+def _handle(client: Client) -> dict[str, str]:
+    handle = HANDLES.get(id(client))
+    return {"session": handle} if handle else {}

@@ -112,3 +112,21 @@ async def test_http_sessions_do_not_share_reading_state(
     assert mine is not None and theirs is not None
     assert mine["session_intent"]["goal"] == "total revenue" and mine["episodes"]
     assert theirs["session_intent"] is None and theirs["episodes"] == []
+
+
+async def test_stateless_http_clients_never_share_a_reading_session(
+    http_server: str, financebench_question: dict[str, object]
+) -> None:
+    path = Path(str(financebench_question["doc_file"])).name
+    with anyio.fail_after(60):
+        async with Client(http_server) as first, Client(http_server) as second:
+            opened = await first.call_tool("sro_read", {"target": path, "intent": {"goal": "total revenue"}})
+            handle = opened.structured_content["session"]  # type: ignore[index]
+            assert handle.startswith("rs-")
+            mine = (await first.call_tool("sro_card", {"session": handle})).structured_content
+            theirs = (await second.call_tool("sro_card", {})).structured_content
+            forged = await second.call_tool("sro_card", {"session": "not-a-handle"})
+    assert mine is not None and mine["session_intent"]["goal"] == "total revenue" and mine["episodes"]
+    assert theirs is not None and theirs["session_intent"] is None and theirs["episodes"] == []
+    assert theirs["session"] != handle
+    assert forged.is_error and "not a handle this server issued" in forged.content[0].text  # type: ignore[union-attr]

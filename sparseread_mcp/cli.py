@@ -25,6 +25,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--http", action="store_true", help="serve streamable HTTP at /mcp instead of stdio")
     parser.add_argument("--host", help="HTTP host (default 127.0.0.1)")
     parser.add_argument("--port", type=int, help="HTTP port (default 8765)")
+    parser.add_argument("--token", help="require `Authorization: Bearer TOKEN` on HTTP (or SPARSEREAD_TOKEN)")
+    parser.add_argument("--allow-host", action="append", default=[], help="extra allowed Host header (repeatable)")
+    parser.add_argument("--allow-origin", action="append", default=[], help="extra allowed Origin (repeatable)")
     commands = parser.add_subparsers(dest="command")
     preview = commands.add_parser("preview", help="print the bounded preview of a file")
     preview.add_argument("path")
@@ -79,6 +82,12 @@ def settings_from(args: argparse.Namespace) -> Settings:
         changes["host"] = args.host
     if getattr(args, "port", None):
         changes["port"] = args.port
+    if getattr(args, "token", None):
+        changes["token"] = args.token
+    if getattr(args, "allow_host", None):
+        changes["allowed_hosts"] = tuple(args.allow_host)
+    if getattr(args, "allow_origin", None):
+        changes["allowed_origins"] = tuple(args.allow_origin)
     return settings.with_overrides(**changes) if changes else settings
 
 
@@ -105,11 +114,15 @@ def _serve(settings: Settings, *, http: bool) -> int:
     from .server import create_server
 
     server = create_server(settings)
-    if http:
-        logger.info("serving streamable HTTP on http://%s:%d/mcp", settings.host, settings.port)
-        server.run("streamable-http", host=settings.host, port=settings.port, streamable_http_path="/mcp")
-    else:
+    if not http:
         server.run()
+        return 0
+    import uvicorn
+
+    from .http_app import build_http_app
+
+    logger.info("serving streamable HTTP on http://%s:%d/mcp", settings.host, settings.port)
+    uvicorn.run(build_http_app(server, settings), host=settings.host, port=settings.port, log_level="warning")
     return 0
 
 

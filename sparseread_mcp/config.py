@@ -36,6 +36,11 @@ class Settings:
     )
     host: str = "127.0.0.1"
     port: int = 8765
+    #: When set, every HTTP request must carry `Authorization: Bearer <token>`.
+    token: str | None = None
+    #: Host and Origin values allowed besides the loopback names (DNS-rebinding protection).
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.roots:
@@ -67,6 +72,14 @@ class Settings:
                 values[name] = _int_setting(key, env[key])
         if "SPARSEREAD_CACHE_DIR" in env:
             values["cache_dir"] = Path(env["SPARSEREAD_CACHE_DIR"])
+        if env.get("SPARSEREAD_TOKEN"):
+            values["token"] = env["SPARSEREAD_TOKEN"]
+        for name, key in (
+            ("allowed_hosts", "SPARSEREAD_ALLOWED_HOSTS"),
+            ("allowed_origins", "SPARSEREAD_ALLOWED_ORIGINS"),
+        ):
+            if env.get(key):
+                values[name] = tuple(v.strip() for v in env[key].split(",") if v.strip())
         if "SPARSEREAD_HOST" in env:
             values["host"] = env["SPARSEREAD_HOST"]
         if "SPARSEREAD_TOKENIZER" in env:

@@ -71,8 +71,10 @@ def test_foreign_host_and_origin_are_refused(guarded: str) -> None:
 async def test_the_official_client_works_with_the_token(guarded: str) -> None:
     import httpx2  # the SDK's HTTP client
 
-    http = httpx2.AsyncClient(headers={"authorization": f"Bearer {TOKEN}"})
     with anyio.fail_after(60):
-        async with Client(streamable_http_client(f"{guarded}/mcp", http_client=http)) as client:
+        async with (
+            httpx2.AsyncClient(headers={"authorization": f"Bearer {TOKEN}"}) as http,
+            Client(streamable_http_client(f"{guarded}/mcp", http_client=http)) as client,
+        ):
             result = await client.call_tool("sro_read", {"target": "notes.md", "view": "full"})
     assert not result.is_error and "SECURE-MARK" in str(result.structured_content)

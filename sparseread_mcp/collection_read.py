@@ -137,7 +137,7 @@ def _episode(session: Session, inventory: Inventory, objective: str) -> Episode:
             full_view_tokens=inventory.total_bytes // 4,
             ledger=Ledger(full_view_chars=max(1, inventory.total_bytes)),
         )
-        session.episodes[episode.id] = episode
+        session.add_episode(episode)
     return episode
 
 

@@ -419,7 +419,7 @@ class ReadEngine:
                 ledger=Ledger(full_view_chars=len(artifact.text)),
                 slots=tuple(intent.slots or ()) if intent else (),
             )
-            session.episodes[episode.id] = episode
+            session.add_episode(episode)
         return episode
 
     def _delivery(

@@ -176,3 +176,21 @@ def test_repeated_reads_of_an_unchanged_file_do_not_reparse_or_reindex(manual: t
         engine.read(f"other-{goal}", ReadRequest(target="manual.md", intent=Intent(goal=goal)))
     assert engine.parse_count == 1
     assert engine.open("manual.md").locator_state["bm25.index"] is index
+
+
+def test_sessions_and_episodes_are_bounded(manual: tuple[ReadEngine, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from sparseread_mcp.protocol import session as session_module
+    from sparseread_mcp.protocol.session import SessionStore
+
+    store = SessionStore(max_sessions=3)
+    for key in ("a", "b", "c", "d"):
+        store.get(key).intent = Intent(goal=key)
+    assert store.get("a").intent is None  # evicted, so a fresh session
+    engine, _ = manual
+    monkeypatch.setattr(session_module, "MAX_EPISODES", 2)
+    first = engine.read("s", ReadRequest(target="manual.md", view="full", budget_tokens=2000))
+    for goal in ("turbine", "harbor", "violin"):
+        engine.read("s", ReadRequest(target="manual.md", intent=Intent(goal=goal)))
+    assert len(engine.sessions.get("s").episodes) == 2
+    with pytest.raises(IntentError, match="not a live cursor"):
+        engine.read("s", ReadRequest(target="manual.md", cursor=first.cursor))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import secrets
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from ..gate.ledger import Ledger
@@ -71,16 +72,28 @@ class Session:
                 return episode
         return None
 
+    def add_episode(self, episode: Episode) -> None:
+        """Keep at most MAX_EPISODES; the oldest go first (a cursor into one then says it is not live)."""
+        self.episodes[episode.id] = episode
+        while len(self.episodes) > MAX_EPISODES:
+            self.episodes.pop(next(iter(self.episodes)))
+
     def new_episode_id(self) -> str:
         # Unguessable, so a cursor from one session is useless in another.
         return f"ep{next(self._counter)}-{secrets.token_hex(4)}"
 
 
-class SessionStore:
-    """Sessions by key (one per MCP session); thread-safe."""
+#: Bounds that keep a long-running server's memory flat: least recently used first out.
+MAX_SESSIONS = 1_024
+MAX_EPISODES = 512
 
-    def __init__(self) -> None:
-        self._sessions: dict[str, Session] = {}
+
+class SessionStore:
+    """Sessions by key (one per MCP session); thread-safe; the least recently used are evicted."""
+
+    def __init__(self, *, max_sessions: int = MAX_SESSIONS) -> None:
+        self._sessions: OrderedDict[str, Session] = OrderedDict()
+        self._max = max_sessions
         self._lock = threading.Lock()
 
     def get(self, key: str) -> Session:
@@ -88,6 +101,9 @@ class SessionStore:
             session = self._sessions.get(key)
             if session is None:
                 session = self._sessions[key] = Session(key=key)
+                while len(self._sessions) > self._max:
+                    self._sessions.popitem(last=False)
+            self._sessions.move_to_end(key)
             return session
 
     def drop(self, key: str) -> None:

@@ -48,6 +48,9 @@ def load_artifact(location: ResolvedPath, *, binary: bool = False) -> Artifact:
     `binary` (then the bytes are kept for the reader to extract its own text)."""
     if location.absolute.is_dir():
         raise UnsupportedArtifact(f"{location.relative!r} is a directory: preview it, or pass a file inside it")
+    if not location.absolute.is_file():
+        # A FIFO or a device would block or never end: only regular files are read.
+        raise UnsupportedArtifact(f"{location.relative!r} is not a regular file (a pipe, socket or device)")
     try:
         data = location.absolute.read_bytes()
     except OSError as exc:

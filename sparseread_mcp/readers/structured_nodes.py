@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from ..errors import UnsupportedArtifact
 
 _NUMBER_OR_LITERAL = json.JSONDecoder()
+#: Deeper documents are refused: no real configuration or API dump nests this far.
+MAX_DEPTH = 200
 _SIMPLE_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
 
@@ -40,6 +42,10 @@ def json_nodes(text: str, *, label: str) -> list[Node]:
         end = _value(text, _skip(text, 0), "$", 0, nodes)
     except (ValueError, IndexError) as exc:
         raise UnsupportedArtifact(f"{label} is not valid JSON ({exc}); read it as text with a line anchor") from exc
+    except RecursionError:
+        raise UnsupportedArtifact(
+            f"{label} nests deeper than {MAX_DEPTH} levels; rename it to .txt to read it as text"
+        ) from None
     if _skip(text, end) != len(text):
         raise UnsupportedArtifact(f"{label} has text after its JSON value at offset {end}; is it JSON Lines?")
     return nodes
@@ -52,6 +58,8 @@ def _skip(text: str, pos: int) -> int:
 
 
 def _value(text: str, pos: int, path: str, depth: int, out: list[Node]) -> int:
+    if depth > MAX_DEPTH:
+        raise RecursionError  # refused above with a clear message, long before Python's own limit
     char = text[pos]
     if char == "{":
         return _container(text, pos, path, depth, out, closing="}", keyed=True)
@@ -113,11 +121,15 @@ def yaml_nodes(text: str, *, label: str) -> list[Node]:
         raise MissingDependency("reading YAML needs PyYAML: pip install pyyaml") from exc
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
+        nodes: list[Node] = []
+        if root is not None:
+            _yaml_walk(root, "$", 0, nodes, text)
     except yaml.YAMLError as exc:
         raise UnsupportedArtifact(f"{label} is not valid YAML ({exc}); read it as text") from exc
-    nodes: list[Node] = []
-    if root is not None:
-        _yaml_walk(root, "$", 0, nodes, text)
+    except RecursionError:
+        raise UnsupportedArtifact(
+            f"{label} nests too deeply to outline; rename it to .txt to read it as text"
+        ) from None
     return nodes
 
 

@@ -40,6 +40,9 @@ from .roots import Roots
 from .tokens import TokenCounter
 from .views import card_pack, full_or_degraded, lines_of, outline_pack
 
+#: How much of a ranking an episode keeps for refine: enough to go deep, bounded in memory.
+RANKING_KEPT = 200
+
 View = Literal["snippets", "card", "outline", "section", "lines", "full", "summary", "compact", "projection"]
 
 
@@ -272,7 +275,8 @@ class ReadEngine:
             cands = actions.collect(parsed, intent, self.locator, episode)
             limit = max(actions.max_items(intent), 2 * len(actions.slots_of(intent)))
         else:
-            cands, episode.ranking = actions.focus(parsed, intent, self.locator, episode)
+            cands, ranking = actions.focus(parsed, intent, self.locator, episode)
+            episode.ranking = ranking[:RANKING_KEPT]  # refine needs the head of it, not every passage
             limit = actions.max_items(intent)
         extras.next.extend(self._next_steps(action))
         return deliver_sparse(d, cands, extras, max_items=limit)

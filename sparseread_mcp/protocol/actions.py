@@ -103,7 +103,7 @@ def refine(
         ranking = episode.ranking
         if intent is not None and (intent.needles or not ranking):
             ranking = locator.rank(parsed, query_for(intent))
-            episode.ranking = ranking
+            episode.ranking = ranking[:200]
         out.extend(c for c in _top(parsed, ranking, slots, limit=12, cutoff=0.0) if fresh(c))
         for delivered in episode.delivered[:3]:
             out.extend(_neighbours(parsed, (delivered.start, delivered.end), slots, width=1))

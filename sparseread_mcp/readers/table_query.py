@@ -94,7 +94,11 @@ class TableQueries:
 
     def run(self, query: str) -> OpResult:
         """Run one read-only SELECT; the answer carries its columns, rows, counts and the query."""
-        statements = self._con.extract_statements(query)
+        with self._lock:  # one DuckDB connection serves every session: one statement at a time
+            try:
+                statements = self._con.extract_statements(query)
+            except self._duckdb.Error as exc:
+                raise IntentError(f"the query does not parse: {str(exc).splitlines()[0]}") from exc
         select = self._duckdb.StatementType.SELECT
         if len(statements) != 1 or statements[0].type != select:
             raise IntentError(

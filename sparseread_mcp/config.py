@@ -30,6 +30,8 @@ class Settings:
     tokenizer: str = "o200k_base"
     #: Extra share added to every token count, for clients whose tokenizer counts more (0.15 = +15%).
     token_margin: float = 0.0
+    #: Files larger than this get their card and streamed line ranges only, never a full parse.
+    max_parse_bytes: int = 64 * 1024 * 1024
     #: Where derived files (table projections) are written; never inside a root.
     cache_dir: Path = field(
         default_factory=lambda: Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "sparseread-mcp"
@@ -67,6 +69,7 @@ class Settings:
             ("default_budget_tokens", "SPARSEREAD_BUDGET_TOKENS"),
             ("passage_chars", "SPARSEREAD_PASSAGE_CHARS"),
             ("port", "SPARSEREAD_PORT"),
+            ("max_parse_bytes", "SPARSEREAD_MAX_PARSE_BYTES"),
         ):
             if key in env:
                 values[name] = _int_setting(key, env[key])

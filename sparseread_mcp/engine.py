@@ -24,6 +24,7 @@ from .exact import compact_pack, projection_pack, query_pack
 from .gate.delivery import CoverageFn, Delivery, Extras, deliver_full, deliver_sparse
 from .gate.ledger import Ledger
 from .gate.route import choose_route
+from .large import large_card, read_range
 from .locate import get_locator
 from .models import Card, EvidencePack, GateDecision, Intent, OpResult, Preview
 from .preview import binary_card, build_preview
@@ -134,6 +135,8 @@ class ReadEngine:
             location = self.roots.resolve(parse_target(path).path)
             if location.absolute.is_dir():
                 return preview_directory(self, self.inventory(parse_target(path).path), self._budget(budget_tokens))
+            if location.absolute.stat().st_size > self.settings.max_parse_bytes:
+                return large_card(location, self.settings.max_parse_bytes, self.counter)
             try:
                 parsed = self.open(parse_target(path).path)
             except BinaryArtifact as exc:
@@ -174,6 +177,9 @@ class ReadEngine:
                     budget=budget,
                     intent=effective_intent(request.intent, session.intent),
                 )
+            location = self.roots.resolve(target.path)
+            if location.absolute.is_file() and location.absolute.stat().st_size > self.settings.max_parse_bytes:
+                return read_range(location, target, budget, self.counter)
             if target.rev is not None and request.action == "verify":
                 return self._verify_pointer(session, target, budget)
             parsed = self.open(target.path)

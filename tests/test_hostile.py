@@ -118,3 +118,18 @@ def test_fuzzed_tool_arguments_never_cause_untyped_errors(args: dict[str, object
                 assert result.structured_content is not None
 
     anyio.run(run)
+
+
+def test_files_over_the_parse_limit_get_a_card_and_streamed_ranges(tmp_path: Path) -> None:
+    (tmp_path / "huge.log").write_text("".join(f"line {i} of a very large log\n" for i in range(20_000)))
+    engine = ReadEngine(Settings(roots=(tmp_path,), max_parse_bytes=100_000))
+    card = engine.preview("s", "huge.log")
+    assert card.artifact.type == "large" and "parse limit" in card.reason and card.outline == []
+    pack = engine.read("s", ReadRequest(target="huge.log#L15000-L15002"))
+    assert (
+        pack.items[0].text
+        == "line 14999 of a very large log\nline 15000 of a very large log\nline 15001 of a very large log"
+    )
+    assert pack.items[0].pointer.startswith("huge.log@sha256:")
+    with pytest.raises(SparsereadError, match="only line ranges"):
+        engine.read("s", ReadRequest(target="huge.log", intent=None))

@@ -177,11 +177,11 @@ class ReadEngine:
                     budget=budget,
                     intent=effective_intent(request.intent, session.intent),
                 )
+            if target.rev is not None and request.action == "verify":
+                return self._verify_pointer(session, target, budget)
             location = self.roots.resolve(target.path)
             if location.absolute.is_file() and location.absolute.stat().st_size > self.settings.max_parse_bytes:
                 return read_range(location, target, budget, self.counter)
-            if target.rev is not None and request.action == "verify":
-                return self._verify_pointer(session, target, budget)
             parsed = self.open(target.path)
             invalidated = self._note_version(session, parsed)
             if session.intent is None and not is_empty(request.intent):

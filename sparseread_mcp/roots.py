@@ -48,7 +48,7 @@ class Roots:
         """Resolve a user path to an existing location inside a root, or raise."""
         if not path or "\x00" in path:
             raise UnsupportedArtifact("empty or malformed path: pass a file path relative to a root")
-        raw = Path(path).expanduser() if path.startswith("~") else Path(path)
+        raw = _expand_home(path)
         candidates = [raw] if raw.is_absolute() else [root / raw for root in self._roots]
         outside = False
         for candidate in candidates:
@@ -76,3 +76,13 @@ def _is_within(real: str, root: str) -> bool:
         return os.path.commonpath([real, root]) == root
     except ValueError:  # different drives on Windows
         return False
+
+
+def _expand_home(path: str) -> Path:
+    """`~/x` is the user's home; `~name/x` for an unknown name is just a relative path."""
+    if not path.startswith("~"):
+        return Path(path)
+    try:
+        return Path(path).expanduser()
+    except RuntimeError:
+        return Path(path)

@@ -17,6 +17,7 @@ from stat import S_ISLNK, S_ISREG
 import numpy as np
 
 from .artifacts import looks_binary
+from .deadline import checkpoint
 from .locate.terms import terms
 from .readers.registry import ReaderRegistry
 from .roots import Roots
@@ -99,6 +100,7 @@ def build_inventory(
     specs: list[tuple[str, object]] = []
     digest = hashlib.sha256()
     for current, dirnames, filenames in os.walk(directory, topdown=True, followlinks=False):
+        checkpoint()
         here = Path(current)
         rel_dir = here.relative_to(directory).as_posix()
         rel_dir = "" if rel_dir == "." else rel_dir

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from .anchors import format_lines
 from .artifacts import content_rev
 from .collection import Inventory, inventory_lines
+from .deadline import checkpoint
 from .errors import BudgetTooSmall, IntentError, SparsereadError
 from .evidence import item_for, passage_candidate
 from .gate.ledger import Ledger
@@ -155,6 +156,7 @@ def _ranked(engine: ReadEngine, inventory: Inventory, intent: Intent, *, collect
             continue
         floor = files[0][1] * 0.3
         for entry, file_score in files[:TOP_FILES]:
+            checkpoint()
             if file_score < floor:
                 break
             try:
@@ -198,6 +200,7 @@ def _search(engine: ReadEngine, inventory: Inventory, intent: Intent) -> tuple[l
     per_file: list[tuple[str, int]] = []
     total = scanned = 0
     for entry in inventory.files:
+        checkpoint()
         if entry.type in SEARCH_SKIP_TYPES:
             continue
         try:

@@ -30,6 +30,8 @@ class Settings:
     tokenizer: str = "o200k_base"
     #: Extra share added to every token count, for clients whose tokenizer counts more (0.15 = +15%).
     token_margin: float = 0.0
+    #: Each tool call stops cooperatively after this many seconds (and at once when the client cancels).
+    call_timeout_seconds: float = 60.0
     #: Files larger than this get their card and streamed line ranges only, never a full parse.
     max_parse_bytes: int = 64 * 1024 * 1024
     #: Where derived files (table projections) are written; never inside a root.
@@ -73,6 +75,13 @@ class Settings:
         ):
             if key in env:
                 values[name] = _int_setting(key, env[key])
+        if "SPARSEREAD_CALL_TIMEOUT" in env:
+            try:
+                values["call_timeout_seconds"] = float(env["SPARSEREAD_CALL_TIMEOUT"])
+            except ValueError:
+                raise ConfigError(
+                    f"SPARSEREAD_CALL_TIMEOUT={env['SPARSEREAD_CALL_TIMEOUT']!r} is not a number"
+                ) from None
         if "SPARSEREAD_CACHE_DIR" in env:
             values["cache_dir"] = Path(env["SPARSEREAD_CACHE_DIR"])
         if env.get("SPARSEREAD_TOKEN"):

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field, JsonValue
 from . import __version__
 from .compaction import CompactionSettings, DefaultRouter, compact_messages
 from .config import HARD_RESPONSE_CAP_TOKENS, MIN_BUDGET_TOKENS, Settings
+from .deadline import deadline
 from .engine import ReadEngine, ReadRequest, View
 from .errors import SparsereadError
 from .models import Card, CompactResult, EvidencePack, Intent, Preview
@@ -102,14 +103,20 @@ def _with_handle(model: BaseModel, handle: str | None, counter: TokenCounter) ->
     return stamped.model_copy(update={"tokens": counter.count(stamped.model_dump_json(exclude_none=True))})
 
 
-async def _run(call: Callable[[], BaseModel]) -> CallToolResult:
-    return _result(await _run_model(call))
+async def _run(call: Callable[[], BaseModel], seconds: float) -> CallToolResult:
+    return _result(await _run_model(call, seconds))
 
 
-async def _run_model(call: Callable[[], BaseModel]) -> BaseModel:
-    """Run engine work off the event loop; turn our errors into tool errors the model can act on."""
+async def _run_model(call: Callable[[], BaseModel], seconds: float) -> BaseModel:
+    """Run engine work off the event loop under a cooperative deadline; a client cancellation stops it at
+    its next checkpoint. Our errors become tool errors the model can act on."""
     try:
-        model = await anyio.to_thread.run_sync(call)
+        with deadline(seconds) as limit:
+            try:
+                model = await anyio.to_thread.run_sync(call)
+            except anyio.get_cancelled_exc_class():
+                limit.cancelled.set()  # the worker thread stops at its next checkpoint
+                raise
     except SparsereadError as exc:
         raise ToolError(str(exc)) from exc
     except Exception as exc:  # the tool boundary: log the detail, answer with an id, never a traceback
@@ -149,7 +156,7 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
     ) -> Annotated[CallToolResult, Preview]:
         key, handle = session_key(ctx, session)
         budget = _engine_budget(budget_tokens or 2_000, handle)
-        preview = await _run_model(partial(engine.preview, key, path, intent, budget))
+        preview = await _run_model(partial(engine.preview, key, path, intent, budget), settings.call_timeout_seconds)
         return _result(_with_handle(preview, handle, engine.counter))
 
     @server.tool(
@@ -183,7 +190,7 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
         request = ReadRequest(
             target=target, action=action, intent=intent, view=view, budget_tokens=budget, since=since, cursor=cursor
         )
-        pack = await _run_model(partial(engine.read, key, request))
+        pack = await _run_model(partial(engine.read, key, request), settings.call_timeout_seconds)
         return _result(_with_handle(pack, handle, engine.counter))
 
     @server.tool(
@@ -198,7 +205,7 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
         session: SessionArg = None,
     ) -> Annotated[CallToolResult, Card]:
         key, handle = session_key(ctx, session)
-        card = await _run_model(partial(engine.card, key, path))
+        card = await _run_model(partial(engine.card, key, path), settings.call_timeout_seconds)
         return _result(_with_handle(card, handle, engine.counter))
 
     @server.tool(
@@ -222,6 +229,6 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
         raw: list[dict[str, object]] = [dict(m) for m in messages]
         router = DefaultRouter(verify=partial(pointer_still_holds, engine))
         call = partial(compact_messages, raw, fmt=format, settings=options, counter=engine.counter, router=router)
-        return await _run(call)
+        return await _run(call, settings.call_timeout_seconds)
 
     return server

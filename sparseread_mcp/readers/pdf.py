@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 from ..artifacts import Artifact
+from ..deadline import checkpoint
 from ..errors import MissingDependency, UnsupportedArtifact
 from ..lines import LineIndex
 from .base import Action, OutlineEntry, PageAnchors, ParsedArtifact
@@ -72,6 +73,7 @@ def _extract(artifact: Artifact) -> tuple[list[str], list[tuple[int, str, int]]]
             raise UnsupportedArtifact(f"{artifact.path} is encrypted: decrypt it first (e.g. qpdf --decrypt)")
         pages = []
         for number in range(document.page_count):  # one page at a time, never the whole file rendered
+            checkpoint()
             # Text blocks sorted top-to-bottom, left-to-right: reading order for most layouts, and fast.
             blocks = document[number].get_text("blocks", sort=True)
             page_text = "".join(block[4] for block in blocks if block[6] == 0)

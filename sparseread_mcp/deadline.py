@@ -1,0 +1,57 @@
+"""Cooperative time limits and cancellation for work that runs in worker threads.
+
+The server opens a `Deadline` around each call; long loops (directory walks, searches, page extraction)
+call `checkpoint()`, which raises `TimedOut` once the deadline passed or the client cancelled. The value
+travels in a context variable, which anyio copies into the worker thread.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+
+from .errors import SparsereadError
+
+
+class TimedOut(SparsereadError):
+    """The call ran past its time limit or was cancelled by the client."""
+
+
+@dataclass(slots=True)
+class Deadline:
+    seconds: float
+    started: float = field(default_factory=time.monotonic)
+    cancelled: threading.Event = field(default_factory=threading.Event)
+
+    def check(self) -> None:
+        if self.cancelled.is_set():
+            raise TimedOut("the client cancelled this call; nothing was delivered")
+        if time.monotonic() - self.started > self.seconds:
+            raise TimedOut(
+                f"the call ran past its {self.seconds:.0f} s limit and was stopped; narrow it (a subfolder, an "
+                "anchor, needles) or raise SPARSEREAD_CALL_TIMEOUT"
+            )
+
+
+_CURRENT: ContextVar[Deadline | None] = ContextVar("sparseread_deadline", default=None)
+
+
+@contextmanager
+def deadline(seconds: float) -> Iterator[Deadline]:
+    limit = Deadline(seconds)
+    token = _CURRENT.set(limit)
+    try:
+        yield limit
+    finally:
+        _CURRENT.reset(token)
+
+
+def checkpoint() -> None:
+    """Raise TimedOut when the current call's deadline passed or it was cancelled; cheap otherwise."""
+    limit = _CURRENT.get()
+    if limit is not None:
+        limit.check()

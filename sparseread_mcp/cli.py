@@ -25,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--http", action="store_true", help="serve streamable HTTP at /mcp instead of stdio")
     parser.add_argument("--host", help="HTTP host (default 127.0.0.1)")
     parser.add_argument("--port", type=int, help="HTTP port (default 8765)")
+    parser.add_argument("--store", help="keep sessions in this SQLite file across restarts (or SPARSEREAD_STORE)")
     parser.add_argument("--token", help="require `Authorization: Bearer TOKEN` on HTTP (or SPARSEREAD_TOKEN)")
     parser.add_argument("--allow-host", action="append", default=[], help="extra allowed Host header (repeatable)")
     parser.add_argument("--allow-origin", action="append", default=[], help="extra allowed Origin (repeatable)")
@@ -84,6 +85,8 @@ def settings_from(args: argparse.Namespace) -> Settings:
         changes["port"] = args.port
     if getattr(args, "token", None):
         changes["token"] = args.token
+    if getattr(args, "store", None):
+        changes["store"] = Path(args.store)
     if getattr(args, "allow_host", None):
         changes["allowed_hosts"] = tuple(args.allow_host)
     if getattr(args, "allow_origin", None):

@@ -30,6 +30,8 @@ class Settings:
     tokenizer: str = "o200k_base"
     #: Extra share added to every token count, for clients whose tokenizer counts more (0.15 = +15%).
     token_margin: float = 0.0
+    #: When set, sessions and episodes are kept in this SQLite file and survive a restart.
+    store: Path | None = None
     #: Each tool call stops cooperatively after this many seconds (and at once when the client cancels).
     call_timeout_seconds: float = 60.0
     #: Files larger than this get their card and streamed line ranges only, never a full parse.
@@ -75,6 +77,8 @@ class Settings:
         ):
             if key in env:
                 values[name] = _int_setting(key, env[key])
+        if env.get("SPARSEREAD_STORE"):
+            values["store"] = Path(env["SPARSEREAD_STORE"])
         if "SPARSEREAD_CALL_TIMEOUT" in env:
             try:
                 values["call_timeout_seconds"] = float(env["SPARSEREAD_CALL_TIMEOUT"])

@@ -32,6 +32,7 @@ from .protocol import actions
 from .protocol.card import build_card
 from .protocol.coverage import episode_coverage
 from .protocol.intents import effective_intent, is_empty, missing_for_location, objective_of
+from .protocol.persist import SqliteSessionStore
 from .protocol.pointers import anchored_span, gone_pack, verify_pointer
 from .protocol.session import Episode, Session, SessionStore
 from .readers.base import Action, ParsedArtifact
@@ -66,7 +67,7 @@ class ReadEngine:
         self.roots = Roots(settings.roots)
         self.registry = registry or default_registry()
         self.counter = TokenCounter(settings.tokenizer, margin=settings.token_margin)
-        self.sessions = SessionStore()
+        self.sessions = SqliteSessionStore(settings.store) if settings.store else SessionStore()
         self.locator = get_locator("bm25")
         self._parsed: LruCache[tuple[str, str, str], ParsedArtifact] = LruCache(32)  # (path, fingerprint, rev)
         self._full_tokens: LruCache[str, int] = LruCache(512)
@@ -162,32 +163,38 @@ class ReadEngine:
     def read(self, session_key: str, request: ReadRequest) -> EvidencePack:
         session = self.sessions.get(session_key)
         with session.lock:
-            budget = self._budget(request.budget_tokens)
-            if request.cursor:
-                return self._continue(session, request.cursor, budget)
-            target = parse_target(request.target)
-            if target.rev is None and self.roots.resolve(target.path).absolute.is_dir():
-                if session.intent is None and not is_empty(request.intent):
-                    session.intent = request.intent
-                return read_directory(
-                    self,
-                    session,
-                    self.inventory(target.path),
-                    action=request.action,
-                    budget=budget,
-                    intent=effective_intent(request.intent, session.intent),
-                )
-            if target.rev is not None and request.action == "verify":
-                return self._verify_pointer(session, target, budget)
-            location = self.roots.resolve(target.path)
-            if location.absolute.is_file() and location.absolute.stat().st_size > self.settings.max_parse_bytes:
-                return read_range(location, target, budget, self.counter)
-            parsed = self.open(target.path)
-            invalidated = self._note_version(session, parsed)
+            try:
+                return self._read(session, request)
+            finally:
+                self.sessions.commit(session)  # persistent stores write the session in one transaction
+
+    def _read(self, session: Session, request: ReadRequest) -> EvidencePack:
+        budget = self._budget(request.budget_tokens)
+        if request.cursor:
+            return self._continue(session, request.cursor, budget)
+        target = parse_target(request.target)
+        if target.rev is None and self.roots.resolve(target.path).absolute.is_dir():
             if session.intent is None and not is_empty(request.intent):
                 session.intent = request.intent
-            intent = effective_intent(request.intent, session.intent)
-            return self._dispatch(session, parsed, target, request, intent, budget, invalidated)
+            return read_directory(
+                self,
+                session,
+                self.inventory(target.path),
+                action=request.action,
+                budget=budget,
+                intent=effective_intent(request.intent, session.intent),
+            )
+        if target.rev is not None and request.action == "verify":
+            return self._verify_pointer(session, target, budget)
+        location = self.roots.resolve(target.path)
+        if location.absolute.is_file() and location.absolute.stat().st_size > self.settings.max_parse_bytes:
+            return read_range(location, target, budget, self.counter)
+        parsed = self.open(target.path)
+        invalidated = self._note_version(session, parsed)
+        if session.intent is None and not is_empty(request.intent):
+            session.intent = request.intent
+        intent = effective_intent(request.intent, session.intent)
+        return self._dispatch(session, parsed, target, request, intent, budget, invalidated)
 
     def card(self, session_key: str, path: str | None = None) -> Card:
         """The session's reading state; re-fingerprints read files to say which changed."""

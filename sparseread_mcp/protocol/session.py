@@ -106,6 +106,9 @@ class SessionStore:
             self._sessions.move_to_end(key)
             return session
 
+    def commit(self, session: Session) -> None:
+        """Persist a session after a call; in memory there is nothing to do."""
+
     def drop(self, key: str) -> None:
         with self._lock:
             self._sessions.pop(key, None)

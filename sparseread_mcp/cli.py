@@ -44,6 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     verify = commands.add_parser("verify", help="check an evidence pointer against the file")
     verify.add_argument("pointer")
     _common(verify)
+    doctor = commands.add_parser("doctor", help="what works here: dependencies, extras, tokenizer, roots, git")
+    _common(doctor)
     compact = commands.add_parser(
         "compact", help="compact an agent transcript (OpenAI or Anthropic JSON); `compact train DATA` trains a router"
     )
@@ -135,6 +137,13 @@ def _run_command(args: argparse.Namespace, settings: Settings) -> int:
 
     if args.command == "compact":
         return _compact(args, settings)
+    if args.command == "doctor":
+        from .doctor import diagnose
+
+        checks = diagnose(settings)
+        for check in checks:
+            print(f"{'ok ' if check.ok else 'NO '} {check.name}: {check.detail}")
+        return 0 if all(c.ok or c.optional for c in checks) else 1
     engine = ReadEngine(settings)
     as_json = getattr(args, "json", False)
     result: Preview | EvidencePack

@@ -50,3 +50,12 @@ def test_errors_are_one_line_without_a_traceback(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert result.stderr.startswith("error: path '../outside.md' resolves outside the readable roots")
     assert "Traceback" not in result.stderr
+
+
+def test_doctor_reports_what_works(tmp_path: Path) -> None:
+    result = run("doctor", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert any(line.startswith("ok  tokenizer: o200k_base") for line in lines)
+    assert any(line.startswith("ok  code grammars: 13 of 13") for line in lines)
+    assert any("roots" in line and str(tmp_path) in line for line in lines)

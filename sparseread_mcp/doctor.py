@@ -1,0 +1,92 @@
+"""`sparseread-mcp doctor`: what works on this machine and what does not, each with the fix."""
+
+from __future__ import annotations
+
+import importlib
+import shutil
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+
+from .config import Settings
+from .errors import SparsereadError
+from .readers.code_languages import LANGUAGES
+from .roots import Roots
+from .tokens import TokenCounter
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    optional: bool = False
+
+
+def diagnose(settings: Settings) -> list[Check]:
+    checks = [
+        _package(name, module)
+        for name, module in (
+            ("mcp", "mcp"),
+            ("bm25s", "bm25s"),
+            ("duckdb", "duckdb"),
+            ("openpyxl", "openpyxl"),
+            ("pyyaml", "yaml"),
+            ("pathspec", "pathspec"),
+            ("tree-sitter", "tree_sitter"),
+        )
+    ]
+    missing = [s.module for s in LANGUAGES if not _importable(s.module)]
+    checks.append(
+        Check(
+            "code grammars",
+            not missing,
+            f"{len(LANGUAGES) - len(missing)} of {len(LANGUAGES)} languages"
+            + (f"; missing {', '.join(sorted(set(missing)))}" if missing else ""),
+        )
+    )
+    pdf = _importable("pymupdf")
+    checks.append(
+        Check(
+            "pdf extra",
+            pdf,
+            "PyMuPDF (AGPL) installed" if pdf else "PDFs unavailable: pip install 'sparseread-mcp[pdf]'",
+            optional=True,
+        )
+    )
+    try:
+        count = TokenCounter(settings.tokenizer, margin=settings.token_margin).count("hello world")
+        checks.append(Check("tokenizer", count > 0, f"{settings.tokenizer} works offline"))
+    except SparsereadError as exc:
+        checks.append(Check("tokenizer", False, str(exc)))
+    try:
+        roots = Roots(settings.roots)
+        checks.append(Check("roots", True, ", ".join(str(r) for r in roots.paths)))
+    except SparsereadError as exc:
+        checks.append(Check("roots", False, str(exc)))
+    git = shutil.which("git")
+    checks.append(
+        Check(
+            "git",
+            git is not None,
+            "pointers cite commits in git work trees" if git else "no git: pointers use content hashes only",
+            optional=True,
+        )
+    )
+    return checks
+
+
+def _importable(module: str) -> bool:
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        return False
+    return True
+
+
+def _package(name: str, module: str) -> Check:
+    if not _importable(module):
+        return Check(name, False, f"not importable: pip install {name}")
+    try:
+        return Check(name, True, version(name))
+    except PackageNotFoundError:
+        return Check(name, True, "importable")

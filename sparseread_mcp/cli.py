@@ -44,6 +44,10 @@ def build_parser() -> argparse.ArgumentParser:
     verify = commands.add_parser("verify", help="check an evidence pointer against the file")
     verify.add_argument("pointer")
     _common(verify)
+    calibrate = commands.add_parser("calibrate", help="rebuild the configuration calibration table from dev data")
+    calibrate.add_argument("--data", required=True, help="a folder of sets, each with questions.jsonl and gold spans")
+    calibrate.add_argument("--out", help="where to write the table (default: the one shipped with the package)")
+    _common(calibrate)
     doctor = commands.add_parser("doctor", help="what works here: dependencies, extras, tokenizer, roots, git")
     _common(doctor)
     compact = commands.add_parser(
@@ -137,6 +141,18 @@ def _run_command(args: argparse.Namespace, settings: Settings) -> int:
 
     if args.command == "compact":
         return _compact(args, settings)
+    if args.command == "calibrate":
+        from .calibrate import calibrate
+        from .selector import TABLE
+
+        selector = calibrate(Path(args.data), passage_chars=settings.passage_chars)
+        out = Path(args.out) if args.out else TABLE
+        selector.save(out)
+        for group, configs in sorted(selector.groups.items()):
+            choice = selector.choose(group, group.split("|")[0])
+            print(f"{group}: {sum(1 for _ in configs)} configurations -> {choice.configuration} ({choice.reason})")
+        print(f"table written to {out}")
+        return 0
     if args.command == "doctor":
         from .doctor import diagnose
 

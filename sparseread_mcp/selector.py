@@ -1,0 +1,137 @@
+"""Configuration selection: the cheapest configuration whose calibrated reliability clears tau.
+
+Reliability is the lower end of a 95% Wilson interval over calibration requests, per group of artifact
+type x size band of the full view x intent type. A group with fewer than MIN_REQUESTS requests uses the
+type's default configuration; when no configuration clears tau, the answer is the full view — the
+threshold is never relaxed. Reliability is calibrated once; only costs adapt online (exposed characters
+plus a per-call overhead plus the mean follow-up exposure observed after this configuration answered).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+TAU = 0.6
+MIN_REQUESTS = 20
+CALL_OVERHEAD_CHARS = 400
+Z95 = 1.959964
+FULL_VIEW = "full_view"
+SIZE_BANDS = ((8_000, "<=8k"), (32_000, "8k-32k"))
+TABLE = Path(__file__).with_name("calibration.json")
+
+
+def wilson_lower(successes: int, trials: int, z: float = Z95) -> float:
+    """Lower end of the Wilson score interval for a success rate; 0 with no trials."""
+    if trials <= 0:
+        return 0.0
+    p = successes / trials
+    denominator = 1 + z * z / trials
+    centre = p + z * z / (2 * trials)
+    spread = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials))
+    return max(0.0, (centre - spread) / denominator)
+
+
+def size_band(full_view_chars: int) -> str:
+    return next((name for limit, name in SIZE_BANDS if full_view_chars <= limit), ">32k")
+
+
+def intent_type(*, query: bool, verbatim: bool, multi_file: bool) -> str:
+    if query:
+        return "exact computation"
+    if multi_file:
+        return "cross-file evidence"
+    return "verbatim text" if verbatim else "selective fact"
+
+
+def group_of(artifact_type: str, full_view_chars: int, kind: str) -> str:
+    return f"{artifact_type}|{size_band(full_view_chars)}|{kind}"
+
+
+@dataclass(slots=True)
+class Stats:
+    trials: int = 0
+    successes: int = 0
+    exposed_chars: float = 0.0  # mean characters exposed per request
+    follow_up_chars: float = 0.0  # mean exposure of the calls that followed (escalations, re-reads)
+    follow_ups: int = 0
+
+    @property
+    def reliability(self) -> float:
+        return wilson_lower(self.successes, self.trials)
+
+    @property
+    def cost(self) -> float:
+        return self.exposed_chars + CALL_OVERHEAD_CHARS + self.follow_up_chars
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    configuration: str
+    reason: str
+
+
+@dataclass(slots=True)
+class Selector:
+    """Calibrated statistics per group and configuration, and the type defaults."""
+
+    groups: dict[str, dict[str, Stats]] = field(default_factory=dict)
+    defaults: dict[str, str] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def choose(self, group: str, artifact_type: str) -> Choice:
+        stats = self.groups.get(group, {})
+        requests = max((s.trials for s in stats.values()), default=0)
+        if requests < MIN_REQUESTS:
+            default = self.defaults.get(artifact_type, "bm25 x snippets")
+            return Choice(
+                default, f"{requests} calibration requests for {group} (< {MIN_REQUESTS}): the {artifact_type} default"
+            )
+        qualified = [(s.cost, name) for name, s in stats.items() if s.reliability >= TAU and name != FULL_VIEW]
+        if not qualified:
+            return Choice(FULL_VIEW, f"no configuration reaches reliability {TAU} in {group}: the full view")
+        cost, name = min(qualified)
+        return Choice(
+            name,
+            f"cheapest with Wilson lower bound >= {TAU} in {group} "
+            f"({stats[name].reliability:.2f}, est. {cost:.0f} chars)",
+        )
+
+    def observe_follow_up(self, group: str, configuration: str, exposed_chars: int) -> None:
+        """A later call in the same episode (refine, re-read, fallback): it adds to this choice's cost."""
+        with self._lock:
+            stats = self.groups.setdefault(group, {}).setdefault(configuration, Stats())
+            stats.follow_ups += 1
+            stats.follow_up_chars += (exposed_chars - stats.follow_up_chars) / stats.follow_ups
+
+    def record(self, group: str, configuration: str, *, success: bool, exposed_chars: int) -> None:
+        """One calibration request (used by `calibrate`, never online: reliability is fixed once)."""
+        stats = self.groups.setdefault(group, {}).setdefault(configuration, Stats())
+        stats.trials += 1
+        stats.successes += int(success)
+        stats.exposed_chars += (exposed_chars - stats.exposed_chars) / stats.trials
+
+    def save(self, path: Path) -> None:
+        data = {
+            "tau": TAU,
+            "defaults": self.defaults,
+            "groups": {
+                g: {c: [s.trials, s.successes, round(s.exposed_chars, 1)] for c, s in cs.items()}
+                for g, cs in sorted(self.groups.items())
+            },
+        }
+        path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+    @classmethod
+    def load(cls, path: Path = TABLE) -> Selector:
+        if not path.exists():
+            return cls()
+        data = json.loads(path.read_text())
+        groups = {
+            g: {c: Stats(trials=t, successes=s, exposed_chars=e) for c, (t, s, e) in cs.items()}
+            for g, cs in data.get("groups", {}).items()
+        }
+        return cls(groups=groups, defaults=dict(data.get("defaults", {})))

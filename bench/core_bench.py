@@ -24,6 +24,7 @@ from mcp import Client
 
 from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
 from sparseread_mcp.artifacts import load_artifact
+from sparseread_mcp.calibrate import covered, select_within
 from sparseread_mcp.locate import LOCATORS, Locator
 from sparseread_mcp.locate.base import build_query
 from sparseread_mcp.readers.base import ParsedArtifact
@@ -41,34 +42,6 @@ class Outcome:
     page_hit: bool
     exposure: int
     coverage: float
-
-
-def select_within(parsed: ParsedArtifact, ranking: list[tuple[int, float]], max_chars: int) -> list[tuple[int, int]]:
-    """Greedy by rank: take each passage that still fits the character budget (look 50 deep)."""
-    spans, used = [], 0
-    for index, _score in ranking[:50]:
-        passage = parsed.passages[index]
-        size = passage.end - passage.start
-        if used + size <= max_chars:
-            spans.append((passage.start, passage.end))
-            used += size
-    return spans
-
-
-def covered(spans: list[tuple[int, int]], gold: list[tuple[int, int]]) -> float:
-    total = sum(e - s for s, e in gold)
-    if not total:
-        return 0.0
-    hit = 0
-    for gs, ge in gold:
-        marks = sorted((max(gs, s), min(ge, e)) for s, e in spans if s < ge and gs < e)
-        cursor = gs
-        for s, e in marks:
-            s = max(s, cursor)
-            if e > s:
-                hit += e - s
-                cursor = e
-    return hit / total
 
 
 def evaluate(parsed: ParsedArtifact, locator: Locator, question: dict[str, object], budget: int) -> Outcome:

@@ -19,10 +19,9 @@ import time
 from pathlib import Path
 
 from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
+from sparseread_mcp.calibrate import covered, select_within
 from sparseread_mcp.locate import LOCATORS
 from sparseread_mcp.locate.base import build_query
-
-from .core_bench import covered, select_within
 
 REPO = Path(__file__).resolve().parent.parent
 

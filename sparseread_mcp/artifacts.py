@@ -146,6 +146,7 @@ class LruCache(Generic[K, V]):
         self._capacity = capacity
         self._items: OrderedDict[K, V] = OrderedDict()
         self._lock = threading.RLock()
+        self._building: dict[K, threading.Lock] = {}
         self.builds = 0
 
     def get(self, key: K) -> V | None:
@@ -163,11 +164,22 @@ class LruCache(Generic[K, V]):
                 self._items.popitem(last=False)
 
     def get_or_build(self, key: K, build: Callable[[], V]) -> V:
+        """Build each missing value once; a build holds only its own key, so a long parse of one file
+        never makes other files (or other sessions) wait."""
+        found = self.get(key)
+        if found is not None:
+            return found
         with self._lock:
-            found = self.get(key)
-            if found is not None:
-                return found
-            value = build()
-            self.builds += 1
-            self.put(key, value)
-            return value
+            key_lock = self._building.setdefault(key, threading.Lock())
+        try:
+            with key_lock:
+                found = self.get(key)
+                if found is None:
+                    found = build()
+                    with self._lock:
+                        self.builds += 1
+                        self.put(key, found)
+        finally:
+            with self._lock:
+                self._building.pop(key, None)
+        return found

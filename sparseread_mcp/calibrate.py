@@ -16,6 +16,7 @@ from .artifacts import load_artifact
 from .errors import SparsereadError
 from .locate import LOCATORS
 from .locate.base import build_query
+from .readers.base import ParsedArtifact
 from .readers.registry import default_registry
 from .roots import Roots
 from .selector import FULL_VIEW, Selector, group_of, intent_type
@@ -27,10 +28,10 @@ SUCCESS_SHARE = 0.8
 def calibrate(data: Path, *, passage_chars: int = 500) -> Selector:
     selector = Selector(defaults={})
     registry = default_registry()
+    kind = intent_type(query=False, verbatim=False, multi_file=False)
     for questions in sorted(data.glob("*/questions.jsonl")):
-        folder = questions.parent
-        roots = Roots((folder,))
-        parsed_by_doc: dict[str, object] = {}
+        roots = Roots((questions.parent,))
+        parsed_by_doc: dict[str, ParsedArtifact] = {}
         for line in questions.read_text().splitlines():
             row = json.loads(line)
             gold = _gold(row)
@@ -45,16 +46,14 @@ def calibrate(data: Path, *, passage_chars: int = 500) -> Selector:
                     parsed = parsed_by_doc[row["doc_file"]] = reader.parse(artifact, passage_chars=passage_chars)
             except SparsereadError:
                 continue
-            text = parsed.artifact.text  # type: ignore[attr-defined]
-            group = group_of(parsed.type, len(text), intent_type(query=False, verbatim=False, multi_file=False))  # type: ignore[attr-defined]
+            text = parsed.artifact.text
+            group = group_of(parsed.type, len(text), kind)
             query = build_query([str(row.get("question", ""))], [])
             for name in ("bm25", "lexical"):
-                spans = _select(parsed, LOCATORS[name]().rank(parsed, query))  # type: ignore[arg-type]
+                spans = select_within(parsed, LOCATORS[name]().rank(parsed, query), EXPOSURE_CHARS)
+                success = covered(spans, gold) >= SUCCESS_SHARE
                 selector.record(
-                    group,
-                    f"{name} x snippets",
-                    success=_covered(spans, gold) >= SUCCESS_SHARE,
-                    exposed_chars=sum(e - s for s, e in spans),
+                    group, f"{name} x snippets", success=success, exposed_chars=sum(e - s for s, e in spans)
                 )
             selector.record(group, FULL_VIEW, success=True, exposed_chars=len(text))
     return selector
@@ -72,18 +71,20 @@ def _gold(row: dict[str, Any]) -> list[tuple[int, int]]:
     return []
 
 
-def _select(parsed: object, ranking: list[tuple[int, float]]) -> list[tuple[int, int]]:
+def select_within(parsed: ParsedArtifact, ranking: list[tuple[int, float]], max_chars: int) -> list[tuple[int, int]]:
+    """Greedy by rank: take each passage that still fits the character budget (looking 50 deep)."""
     spans, used = [], 0
     for index, _ in ranking[:50]:
-        passage = parsed.passages[index]  # type: ignore[attr-defined]
+        passage = parsed.passages[index]
         size = passage.end - passage.start
-        if used + size <= EXPOSURE_CHARS:
+        if used + size <= max_chars:
             spans.append((passage.start, passage.end))
             used += size
     return spans
 
 
-def _covered(spans: list[tuple[int, int]], gold: list[tuple[int, int]]) -> float:
+def covered(spans: list[tuple[int, int]], gold: list[tuple[int, int]]) -> float:
+    """Share of the gold characters that the spans cover (overlaps counted once)."""
     total = sum(e - s for s, e in gold)
     if not total:
         return 0.0

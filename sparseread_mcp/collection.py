@@ -18,6 +18,7 @@ import numpy as np
 
 from .artifacts import looks_binary
 from .deadline import checkpoint
+from .locate.bm25 import Bm25Corpus
 from .locate.terms import terms
 from .readers.registry import ReaderRegistry
 from .roots import Roots
@@ -204,8 +205,6 @@ class FileIndex:
     """BM25 over files: the path counts three times, then the head of the content."""
 
     def __init__(self, directory: Path, files: list[FileEntry]) -> None:
-        import bm25s
-
         self.files = [f for f in files if f.type not in ("binary", "unreadable")]
         corpus = []
         for entry in self.files:
@@ -216,18 +215,13 @@ class FileIndex:
                         head = handle.read(INDEX_HEAD_BYTES).decode("utf-8", "replace")
                 except OSError:
                     head = ""
-            corpus.append(3 * terms(entry.path.replace("/", " ")) + terms(head) or [""])
-        self.model = bm25s.BM25()
-        if corpus:
-            self.model.index(corpus, show_progress=False)
+            corpus.append(3 * terms(entry.path.replace("/", " ")) + terms(head))
+        self.corpus = Bm25Corpus(corpus)
 
     def rank(self, query_terms: list[str]) -> list[tuple[FileEntry, float]]:
-        if not self.files:
+        scores = self.corpus.scores(query_terms)
+        if not scores.size:
             return []
-        known = [t for t in query_terms if t in self.model.vocab_dict]
-        if not known:
-            return []
-        scores = np.asarray(self.model.get_scores(known), dtype=np.float64)
         order = np.argsort(-scores, kind="stable")
         top = float(scores[order[0]]) or 1.0
         return [(self.files[i], float(scores[i]) / top) for i in order if scores[i] > 0]

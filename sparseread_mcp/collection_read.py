@@ -37,6 +37,7 @@ from .protocol.actions import slots_of
 from .protocol.coverage import summarize, support
 from .protocol.intents import objective_of, query_for
 from .protocol.session import DeliveredItem, Episode, Session
+from .tokens import stamp_tokens
 
 if TYPE_CHECKING:
     from .engine import ReadEngine
@@ -92,7 +93,7 @@ def preview_directory(engine: ReadEngine, inventory: Inventory, budget: int) -> 
         outline.append(item)
         used += cost
     preview = base.model_copy(update={"outline": outline, "outline_complete": complete})
-    return preview.model_copy(update={"tokens": engine.counter.count(preview.model_dump_json(exclude_none=True))})
+    return stamp_tokens(preview, engine.counter)
 
 
 def read_directory(
@@ -311,8 +312,7 @@ def _deliver(
             cursor=cursor,
             tokenizer=engine.counter.name,
         )
-        first = engine.counter.count(pack.model_dump_json(exclude_none=True))
-        return pack.model_copy(update={"tokens": first + 4})
+        return stamp_tokens(pack, engine.counter)
 
     chosen: list[Hit] = []
     pack = build([], len(pending))

@@ -79,13 +79,12 @@ class Settings:
                 values[name] = _int_setting(key, env[key])
         if env.get("SPARSEREAD_STORE"):
             values["store"] = Path(env["SPARSEREAD_STORE"])
-        if "SPARSEREAD_CALL_TIMEOUT" in env:
-            try:
-                values["call_timeout_seconds"] = float(env["SPARSEREAD_CALL_TIMEOUT"])
-            except ValueError:
-                raise ConfigError(
-                    f"SPARSEREAD_CALL_TIMEOUT={env['SPARSEREAD_CALL_TIMEOUT']!r} is not a number"
-                ) from None
+        for name, key in (
+            ("call_timeout_seconds", "SPARSEREAD_CALL_TIMEOUT"),
+            ("token_margin", "SPARSEREAD_TOKEN_MARGIN"),
+        ):
+            if key in env:
+                values[name] = _float_setting(key, env[key])
         if "SPARSEREAD_CACHE_DIR" in env:
             values["cache_dir"] = Path(env["SPARSEREAD_CACHE_DIR"])
         if env.get("SPARSEREAD_TOKEN"):
@@ -100,18 +99,18 @@ class Settings:
             values["host"] = env["SPARSEREAD_HOST"]
         if "SPARSEREAD_TOKENIZER" in env:
             values["tokenizer"] = env["SPARSEREAD_TOKENIZER"]
-        if "SPARSEREAD_TOKEN_MARGIN" in env:
-            try:
-                values["token_margin"] = float(env["SPARSEREAD_TOKEN_MARGIN"])
-            except ValueError:
-                raise ConfigError(
-                    f"SPARSEREAD_TOKEN_MARGIN={env['SPARSEREAD_TOKEN_MARGIN']!r} is not a number"
-                ) from None
         return cls(**values)  # type: ignore[arg-type]
 
     def with_overrides(self, **changes: object) -> Settings:
         """A copy with the given fields replaced (the CLI's flags)."""
         return replace(self, **changes)  # type: ignore[arg-type]
+
+
+def _float_setting(key: str, raw: str) -> float:
+    try:
+        return float(raw)
+    except ValueError:
+        raise ConfigError(f"{key}={raw!r} is not a number") from None
 
 
 def _int_setting(key: str, raw: str) -> int:

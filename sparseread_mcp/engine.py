@@ -39,11 +39,8 @@ from .readers.base import Action, ParsedArtifact
 from .readers.registry import ReaderRegistry, default_registry
 from .revisions import Revisions
 from .roots import Roots
-from .tokens import TokenCounter
+from .tokens import TokenCounter, stamp_tokens
 from .views import card_pack, full_or_degraded, lines_of, outline_pack
-
-#: How much of a ranking an episode keeps for refine: enough to go deep, bounded in memory.
-RANKING_KEPT = 200
 
 View = Literal["snippets", "card", "outline", "section", "lines", "full", "summary", "compact", "projection"]
 
@@ -133,13 +130,14 @@ class ReadEngine:
     ) -> Preview:
         session = self.sessions.get(session_key)
         with session.lock:
-            location = self.roots.resolve(parse_target(path).path)
+            target_path = parse_target(path).path
+            location = self.roots.resolve(target_path)
             if location.absolute.is_dir():
-                return preview_directory(self, self.inventory(parse_target(path).path), self._budget(budget_tokens))
+                return preview_directory(self, self.inventory(target_path), self._budget(budget_tokens))
             if location.absolute.stat().st_size > self.settings.max_parse_bytes:
                 return large_card(location, self.settings.max_parse_bytes, self.counter)
             try:
-                parsed = self.open(parse_target(path).path)
+                parsed = self.open(target_path)
             except BinaryArtifact as exc:
                 return binary_card(location, str(exc), self.counter)
             self._note_version(session, parsed)
@@ -173,7 +171,10 @@ class ReadEngine:
         if request.cursor:
             return self._continue(session, request.cursor, budget)
         target = parse_target(request.target)
-        if target.rev is None and self.roots.resolve(target.path).absolute.is_dir():
+        if target.rev is not None and request.action == "verify":
+            return self._verify_pointer(session, target, budget)
+        location = self.roots.resolve(target.path)
+        if target.rev is None and location.absolute.is_dir():
             if session.intent is None and not is_empty(request.intent):
                 session.intent = request.intent
             return read_directory(
@@ -184,9 +185,6 @@ class ReadEngine:
                 budget=budget,
                 intent=effective_intent(request.intent, session.intent),
             )
-        if target.rev is not None and request.action == "verify":
-            return self._verify_pointer(session, target, budget)
-        location = self.roots.resolve(target.path)
         if location.absolute.is_file() and location.absolute.stat().st_size > self.settings.max_parse_bytes:
             return read_range(location, target, budget, self.counter)
         parsed = self.open(target.path)
@@ -203,7 +201,7 @@ class ReadEngine:
             wanted = self.roots.resolve(path).relative if path else None
             changed = sorted(p for p in session.seen if (wanted is None or p == wanted) and self._changed(session, p))
             card = build_card(session, changed=changed, only_path=wanted)
-            return card.model_copy(update={"tokens": self.counter.count(card.model_dump_json(exclude_none=True))})
+            return stamp_tokens(card, self.counter)
 
     def _changed(self, session: Session, path: str) -> bool:
         try:
@@ -289,7 +287,7 @@ class ReadEngine:
             limit = max(actions.max_items(intent), 2 * len(actions.slots_of(intent)))
         else:
             cands, ranking = actions.focus(parsed, intent, self.locator, episode)
-            episode.ranking = ranking[:RANKING_KEPT]  # refine needs the head of it, not every passage
+            episode.ranking = ranking[: actions.RANKING_KEPT]  # refine needs the head of it, not every passage
             limit = actions.max_items(intent)
         extras.next.extend(self._next_steps(action))
         return deliver_sparse(d, cands, extras, max_items=limit)

@@ -18,7 +18,7 @@ from .models import (
     Preview,
 )
 from .roots import ResolvedPath
-from .tokens import TokenCounter
+from .tokens import TokenCounter, stamp_tokens
 
 
 def large_card(location: ResolvedPath, limit: int, counter: TokenCounter) -> Preview:
@@ -37,7 +37,7 @@ def large_card(location: ResolvedPath, limit: int, counter: TokenCounter) -> Pre
         "outline and search need a smaller file or a higher SPARSEREAD_MAX_PARSE_BYTES",
         tokenizer=counter.name,
     )
-    return card.model_copy(update={"tokens": counter.count(card.model_dump_json(exclude_none=True))})
+    return stamp_tokens(card, counter)
 
 
 def read_range(location: ResolvedPath, target: Target, budget: int, counter: TokenCounter) -> EvidencePack:
@@ -87,7 +87,7 @@ def read_range(location: ResolvedPath, target: Target, budget: int, counter: Tok
         gate=Gate(decision="sparse", reason="a line range of a file too large to parse"),
         tokenizer=counter.name,
     )
-    pack = pack.model_copy(update={"tokens": counter.count(pack.model_dump_json(exclude_none=True))})
+    pack = stamp_tokens(pack, counter)
     if pack.tokens > budget:
         raise BudgetTooSmall(
             f"lines L{first}-L{last} need {pack.tokens} tokens, over budget_tokens={budget}: read a narrower range"

@@ -7,7 +7,7 @@ from .gate.route import Route
 from .models import ArtifactInfo, EvidenceItem, OutlineItem, Preview
 from .readers.base import OutlineEntry, ParsedArtifact
 from .roots import ResolvedPath
-from .tokens import TokenCounter
+from .tokens import TokenCounter, stamp_tokens
 
 _SAMPLE_CHARS = 240
 _SAMPLES = 3
@@ -70,7 +70,7 @@ def build_preview(
         else:
             entries = entries[: max(0, len(entries) * 2 // 3 - 1)]
     preview = base.model_copy(update={"outline": [_outline_item(e) for e in entries], "outline_complete": complete})
-    return preview.model_copy(update={"tokens": counter.count(preview.model_dump_json(exclude_none=True))})
+    return stamp_tokens(preview, counter)
 
 
 def _outline_item(entry: OutlineEntry) -> OutlineItem:
@@ -138,4 +138,4 @@ def binary_card(location: ResolvedPath, reason: str, counter: TokenCounter) -> P
         reason=reason,
         tokenizer=counter.name,
     )
-    return card.model_copy(update={"tokens": counter.count(card.model_dump_json(exclude_none=True))})
+    return stamp_tokens(card, counter)

@@ -24,7 +24,7 @@ from .engine import ReadEngine, ReadRequest, View
 from .errors import SparsereadError
 from .models import Card, CompactResult, EvidencePack, Intent, Preview
 from .readers.base import Action
-from .tokens import TokenCounter
+from .tokens import TokenCounter, stamp_tokens
 
 logger = logging.getLogger(__name__)
 
@@ -99,8 +99,7 @@ def _engine_budget(budget: int, handle: str | None) -> int:
 def _with_handle(model: BaseModel, handle: str | None, counter: TokenCounter) -> BaseModel:
     if handle is None:
         return model
-    stamped = model.model_copy(update={"session": handle})
-    return stamped.model_copy(update={"tokens": counter.count(stamped.model_dump_json(exclude_none=True))})
+    return stamp_tokens(model.model_copy(update={"session": handle}), counter)
 
 
 async def _run(call: Callable[[], BaseModel], seconds: float) -> CallToolResult:

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
+from typing import TypeVar
 
 import bpe_openai
+from pydantic import BaseModel
 
 from .errors import ConfigError
 
@@ -65,3 +67,14 @@ def _chunks(text: str) -> list[str]:
 @lru_cache(maxsize=4)
 def _encoding(name: str) -> bpe_openai.Encoding:
     return bpe_openai.get_encoding(name)
+
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+def stamp_tokens(model: ModelT, counter: TokenCounter) -> ModelT:
+    """The model with its `tokens` field set to the count of its own compact JSON (counted twice, since the
+    number's own digits are part of what is counted)."""
+    first = counter.count(model.model_dump_json(exclude_none=True))
+    second = counter.count(model.model_copy(update={"tokens": first}).model_dump_json(exclude_none=True))
+    return model.model_copy(update={"tokens": second})

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import socket
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +10,7 @@ import httpx
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from test_mcp_transports import free_port, installed_command
+from test_mcp_transports import running_http_server
 
 TOKEN = "s3cret-token-for-tests"
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
@@ -27,28 +24,8 @@ HEADERS = {
 @pytest.fixture
 def guarded(tmp_path: Path) -> Iterator[str]:
     (tmp_path / "notes.md").write_text("# Notes\n\nSECURE-MARK\n")
-    port = free_port()
-    log = (tmp_path / "server.log").open("wb")
-    process = subprocess.Popen(
-        [installed_command(), "--http", "--port", str(port), "--root", str(tmp_path), "--token", TOKEN],
-        stdout=subprocess.DEVNULL,
-        stderr=log,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError((tmp_path / "server.log").read_text()) from None
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-        log.close()
+    with running_http_server(tmp_path, tmp_path, "--token", TOKEN) as url:
+        yield url
 
 
 def test_requests_without_the_token_are_refused(guarded: str) -> None:

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
@@ -49,39 +50,37 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+@contextmanager
+def running_http_server(root: Path, log_dir: Path, *extra: str) -> Iterator[str]:
+    """The installed server on a free loopback port; yields its base URL, stops it afterwards."""
+    port = free_port()
+    log_path = log_dir / "server.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [installed_command(), "--http", "--port", str(port), "--root", str(root), *extra],
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while True:  # bounded: the server either listens or the deadline fails the test
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    break
+                except OSError:
+                    if process.poll() is not None or time.monotonic() > deadline:
+                        raise AssertionError(f"server did not start: {log_path.read_text()}") from None
+                    time.sleep(0.05)
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            process.terminate()
+            process.wait(timeout=10)
+
+
 @pytest.fixture
 def http_server(financebench: Path, tmp_path: Path) -> Iterator[str]:
-    port = free_port()
-    log = (tmp_path / "server.log").open("wb")
-    process = subprocess.Popen(
-        [
-            installed_command(),
-            "--http",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--root",
-            str(financebench / "docs"),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=log,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:  # bounded: the server either listens or the deadline fails the test
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(f"server did not start: {(tmp_path / 'server.log').read_text()}") from None
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-        log.close()
+    with running_http_server(financebench / "docs", tmp_path) as url:
+        yield f"{url}/mcp"
 
 
 async def test_http_flow_on_a_financebench_filing(

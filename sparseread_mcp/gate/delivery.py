@@ -32,7 +32,7 @@ from ..models import (
 )
 from ..protocol.session import DeliveredItem, Episode
 from ..readers.base import ParsedArtifact
-from ..tokens import TokenCounter
+from ..tokens import TokenCounter, stamp_tokens
 
 #: Tokens kept free for the `tokens` field itself and JSON separators.
 _SLACK_TOKENS = 16
@@ -70,9 +70,7 @@ class Delivery:
 
     def finish(self, pack: EvidencePack) -> EvidencePack:
         """Stamp the response's own token count (counted on its serialized form)."""
-        _, first = self.render(pack)
-        _, second = self.render(pack.model_copy(update={"tokens": first}))
-        return pack.model_copy(update={"tokens": second})
+        return stamp_tokens(pack, self.counter)
 
     def fit(self, pack: EvidencePack) -> EvidencePack:
         """Finish a pack without evidence items, dropping hints (never evidence) until it fits the budget."""

@@ -13,24 +13,30 @@ from .terms import terms
 _STATE_KEY = "bm25.index"
 
 
-class _Index:
-    def __init__(self, parsed: ParsedArtifact) -> None:
+class Bm25Corpus:
+    """A BM25 index over documents given as term lists (passages of a file, or files of a directory)."""
+
+    def __init__(self, documents: list[list[str]]) -> None:
         import bm25s  # heavy import kept off the server's start-up path
 
         # bm25s sets its own logger to DEBUG at import and announces every index build.
         logging.getLogger("bm25s").setLevel(logging.WARNING)
-
-        # Keywords (names, signatures, docstrings) count twice: they say what a passage is about.
-        corpus = [terms(parsed.text_of(p)) + 2 * terms(p.keywords) or [""] for p in parsed.passages]
         self.model = bm25s.BM25()
-        self.model.index(corpus, show_progress=False)
-        self.vocab: dict[str, int] = self.model.vocab_dict
+        if documents:
+            self.model.index([d or [""] for d in documents], show_progress=False)
+        self.vocab: dict[str, int] = self.model.vocab_dict if documents else {}
 
-    def scores(self, query_terms: tuple[str, ...]) -> np.ndarray:
+    def scores(self, query_terms: tuple[str, ...] | list[str]) -> np.ndarray:
+        """One score per document; empty when no query term is in the vocabulary."""
         known = [t for t in query_terms if t in self.vocab]
         if not known:
             return np.zeros(0)
         return np.asarray(self.model.get_scores(known), dtype=np.float64)
+
+
+def _passage_corpus(parsed: ParsedArtifact) -> Bm25Corpus:
+    # Keywords (names, signatures, docstrings) count twice: they say what a passage is about.
+    return Bm25Corpus([terms(parsed.text_of(p)) + 2 * terms(p.keywords) for p in parsed.passages])
 
 
 class Bm25Locator:
@@ -41,9 +47,9 @@ class Bm25Locator:
             return []
         index = parsed.locator_state.get(_STATE_KEY)
         if index is None:
-            index = _Index(parsed)
+            index = _passage_corpus(parsed)
             parsed.locator_state[_STATE_KEY] = index
-        assert isinstance(index, _Index)
+        assert isinstance(index, Bm25Corpus)
         scores = index.scores(query.terms)
         hits = needle_hits(parsed, query)
         ranked: dict[int, float] = {}

@@ -19,6 +19,9 @@ from .coverage import GOAL_SLOT, PARTIAL_SUPPORT, support
 from .intents import query_for
 from .session import Episode
 
+#: How much of a ranking an episode keeps for refine: enough to go deep, bounded in memory.
+RANKING_KEPT = 200
+
 #: Passages scoring below this share of the best one are not worth exposing.
 RELATIVE_CUTOFF = 0.35
 
@@ -103,7 +106,7 @@ def refine(
         ranking = episode.ranking
         if intent is not None and (intent.needles or not ranking):
             ranking = locator.rank(parsed, query_for(intent))
-            episode.ranking = ranking[:200]
+            episode.ranking = ranking[:RANKING_KEPT]
         out.extend(c for c in _top(parsed, ranking, slots, limit=12, cutoff=0.0) if fresh(c))
         for delivered in episode.delivered[:3]:
             out.extend(_neighbours(parsed, (delivered.start, delivered.end), slots, width=1))

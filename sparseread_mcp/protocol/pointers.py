@@ -8,7 +8,7 @@ from ..anchors import Anchor, Target
 from ..errors import AnchorError
 from ..lines import LineIndex
 from ..models import ArtifactRef, EpisodeRef, EvidencePack, Exposure, Gate, Verification
-from ..readers.base import ParsedArtifact, find_outline_entry
+from ..readers.base import ParsedArtifact
 
 
 def anchored_span(parsed: ParsedArtifact, anchor: Anchor) -> tuple[int, int]:
@@ -100,4 +100,4 @@ def gone_pack(target: Target, tokenizer: str) -> EvidencePack:
     )
 
 
-__all__ = ["anchored_span", "find_outline_entry", "gone_pack", "verify_pointer"]
+__all__ = ["anchored_span", "gone_pack", "verify_pointer"]

@@ -330,6 +330,7 @@ def _deliver(
             f"budget_tokens={budget} cannot hold the next item ({pending[0].item.pointer}); raise budget_tokens"
         )
     pack = build([h.item for h in chosen], len(pending) - len(chosen))
+    checkpoint()  # a cancelled call stops here with nothing recorded
     episode.ledger.record(pack.exposure.payload_chars)
     for hit in chosen:
         episode.delivered.append(

@@ -3,16 +3,24 @@
 The server opens a `Deadline` around each call; long loops (directory walks, searches, page extraction)
 call `checkpoint()`, which raises `TimedOut` once the deadline passed or the client cancelled. The value
 travels in a context variable, which anyio copies into the worker thread.
+
+A client cancellation (MCP `notifications/cancelled`, or the in-process client's cancel scope) cancels the
+task that awaits the worker thread. That task waits for the thread (anyio shields the wait), so the thread
+asks anyio whether its host was cancelled: the work stops at its next checkpoint, and the server never has
+a thread still running for a call it has already given up on.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+
+import anyio.from_thread
 
 from .errors import SparsereadError
 
@@ -28,6 +36,8 @@ class Deadline:
     cancelled: threading.Event = field(default_factory=threading.Event)
 
     def check(self) -> None:
+        if not self.cancelled.is_set() and _host_cancelled():
+            self.cancelled.set()
         if self.cancelled.is_set():
             raise TimedOut("the client cancelled this call; nothing was delivered")
         if time.monotonic() - self.started > self.seconds:
@@ -35,6 +45,17 @@ class Deadline:
                 f"the call ran past its {self.seconds:.0f} s limit and was stopped; narrow it (a subfolder, an "
                 "anchor, needles) or raise SPARSEREAD_CALL_TIMEOUT"
             )
+
+
+def _host_cancelled() -> bool:
+    """Whether the task awaiting this worker thread was cancelled; False outside anyio worker threads."""
+    try:
+        anyio.from_thread.check_cancelled()
+    except asyncio.CancelledError:
+        return True
+    except RuntimeError:  # not an anyio worker thread (a library caller, a test's own thread)
+        return False
+    return False
 
 
 _CURRENT: ContextVar[Deadline | None] = ContextVar("sparseread_deadline", default=None)

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Annotated, Literal
 
+import anyio.lowlevel
 import anyio.to_thread
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
@@ -108,13 +109,15 @@ async def _run(call: Callable[[], BaseModel], seconds: float) -> CallToolResult:
 
 async def _run_model(call: Callable[[], BaseModel], seconds: float) -> BaseModel:
     """Run engine work off the event loop under a cooperative deadline; a client cancellation stops it at
-    its next checkpoint. Our errors become tool errors the model can act on."""
+    its next checkpoint (the worker sees its host cancelled) and ends the call as cancelled: no answer, and
+    nothing recorded. Our errors become tool errors the model can act on."""
     try:
-        with deadline(seconds) as limit:
+        with deadline(seconds):
             try:
                 model = await anyio.to_thread.run_sync(call)
-            except anyio.get_cancelled_exc_class():
-                limit.cancelled.set()  # the worker thread stops at its next checkpoint
+            except SparsereadError:
+                # A cancelled call is answered by nobody: re-raise the cancellation, not the TimedOut it caused.
+                await anyio.lowlevel.checkpoint_if_cancelled()
                 raise
     except SparsereadError as exc:
         raise ToolError(str(exc)) from exc

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..anchors import format_pointer
+from ..deadline import checkpoint
 from ..errors import BudgetTooSmall
 from ..evidence import Candidate, item_for
 from ..models import (
@@ -200,6 +201,7 @@ def deliver_sparse(d: Delivery, candidates: list[Candidate], extras: Extras, *, 
             f"{smallest_missing} tokens; raise budget_tokens or narrow the target with an anchor"
         )
     payload = serialized_chars([item for _, item in chosen])
+    checkpoint()  # the last moment a cancelled call can stop with nothing recorded
     if not episode.ledger.fits(payload):
         return _fallback(d, extras, payload)
     episode.ledger.charge_sparse(payload)
@@ -256,6 +258,7 @@ def deliver_full(
             raise BudgetTooSmall(
                 f"budget_tokens={d.budget_tokens} leaves no room for full-view text; raise budget_tokens"
             )
+    checkpoint()  # a cancelled call stops here with nothing recorded
     episode.ledger.charge_full(end - start)
     episode.full_view_next = end if more else None
     episode.full_view_done = not more

@@ -50,6 +50,17 @@ def build_parser() -> argparse.ArgumentParser:
     _common(calibrate)
     doctor = commands.add_parser("doctor", help="what works here: dependencies, extras, tokenizer, roots, git")
     _common(doctor)
+    bench = commands.add_parser("bench", help="time previews and reads on your own files; tokens saved vs full reads")
+    bench.add_argument("path", help="a file, or a directory (its largest readable files)")
+    bench.add_argument("--goal", action="append", default=[], help="what to read for (repeatable; default: outline)")
+    bench.add_argument("--repeat", type=int, default=3, help="warm runs per measurement; medians are reported (3)")
+    bench.add_argument("--max-files", type=int, default=12, help="files of a directory to bench, largest first (12)")
+    _common(bench)
+    trace = commands.add_parser("trace", help="what a past server's sessions read, and what it saved (--store)")
+    trace.add_argument("--session", help="only this session key (default: every session in the store)")
+    trace.add_argument("--store", default=argparse.SUPPRESS, help="the session store the server ran with")
+    trace.add_argument("--calls", type=int, default=12, help="latest calls to list per session (12)")
+    _common(trace)
     compact = commands.add_parser(
         "compact", help="compact an agent transcript (OpenAI or Anthropic JSON); `compact train DATA` trains a router"
     )
@@ -153,6 +164,8 @@ def _run_command(args: argparse.Namespace, settings: Settings) -> int:
             print(f"{group}: {sum(1 for _ in configs)} configurations -> {choice.configuration} ({choice.reason})")
         print(f"table written to {out}")
         return 0
+    if args.command in ("bench", "trace"):
+        return _bench(args, settings) if args.command == "bench" else _trace(args, settings)
     if args.command == "doctor":
         from .doctor import diagnose
 
@@ -207,6 +220,54 @@ def _human(result: object) -> str:
     e = result.exposure
     lines.append(f"exposure: {e.payload_chars} chars now, E={e.episode_chars} of L={e.full_view_chars}")
     return "\n".join(lines)
+
+
+def _bench(args: argparse.Namespace, settings: Settings) -> int:
+    from .userbench import bench, render_bench
+
+    as_json = getattr(args, "json", False)
+    report = bench(
+        Path(args.path),
+        settings=settings,
+        goals=args.goal,
+        repeat=args.repeat,
+        max_files=args.max_files,
+        progress=not as_json,
+    )
+    print(report.model_dump_json(indent=2) if as_json else render_bench(report))
+    return 0 if report.files else 1
+
+
+def _trace(args: argparse.Namespace, settings: Settings) -> int:
+    import json
+
+    from .engine import ReadEngine
+    from .savings import build_trace, render_trace
+
+    if settings.store is None:
+        print(
+            "error: trace reads the session store a server kept: pass --store FILE (the server's --store or "
+            "SPARSEREAD_STORE); for the current session, call sro_card with trace=true",
+            file=sys.stderr,
+        )
+        return 2
+    sessions = ReadEngine(settings).sessions
+    keys = [args.session] if args.session else sessions.keys()
+    traces = [build_trace(sessions.get(key), recent=args.calls) for key in keys]
+    traces = [t for t in traces if t.calls]
+    if not traces:
+        print(f"no recorded calls in {settings.store}" + (f" for session {args.session}" if args.session else ""))
+        return 1
+    if getattr(args, "json", False):
+        print(json.dumps([t.model_dump(mode="json") for t in traces], indent=2))
+        return 0
+    for trace in traces:
+        print(render_trace(trace))
+        for call in trace.recent:
+            target = f" {call.path}" if call.path else ""
+            print(f"    {call.tool}{target} {call.action or ''} -> {call.decision or '-'}: {call.tokens} tokens")
+        print()
+    return 0
 
 
 def _compact(args: argparse.Namespace, settings: Settings) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import time
 from dataclasses import dataclass
 from typing import Literal
 
@@ -39,6 +40,7 @@ from .readers.base import Action, ParsedArtifact
 from .readers.registry import ReaderRegistry, default_registry
 from .revisions import Revisions
 from .roots import Roots
+from .savings import build_trace, card_call, preview_call, read_call
 from .tokens import TokenCounter, stamp_tokens
 from .views import card_pack, full_or_degraded, lines_of, outline_pack
 
@@ -130,39 +132,49 @@ class ReadEngine:
     ) -> Preview:
         session = self.sessions.get(session_key)
         with session.lock:
-            target_path = parse_target(path).path
-            location = self.roots.resolve(target_path)
-            if location.absolute.is_dir():
-                return preview_directory(self, self.inventory(target_path), self._budget(budget_tokens))
-            if location.absolute.stat().st_size > self.settings.max_parse_bytes:
-                return large_card(location, self.settings.max_parse_bytes, self.counter)
-            try:
-                parsed = self.open(target_path)
-            except BinaryArtifact as exc:
-                return binary_card(location, str(exc), self.counter)
-            self._note_version(session, parsed)
-            if session.intent is None and not is_empty(intent):
-                session.intent = intent
-            route = choose_route(
-                full_view_tokens=self.full_view_tokens(parsed),
-                native_fit_tokens=self.settings.native_fit_tokens,
-                intent=effective_intent(intent, session.intent),
-            )
-            reader = self.registry.reader_for(location.absolute)
-            return build_preview(
-                parsed,
-                full_view_tokens=self.full_view_tokens(parsed),
-                route=route,
-                counter=self.counter,
-                budget_tokens=self._budget(budget_tokens),
-                configurations=[str(c) for c in self.registry.configurations(reader)],
-            )
+            started = time.monotonic()
+            preview = self._preview(session, path, intent, budget_tokens)
+            session.record_call(preview_call(preview, time.monotonic() - started))
+            self.sessions.commit(session)
+            return preview
+
+    def _preview(self, session: Session, path: str, intent: Intent | None, budget_tokens: int | None) -> Preview:
+        target_path = parse_target(path).path
+        location = self.roots.resolve(target_path)
+        if location.absolute.is_dir():
+            return preview_directory(self, self.inventory(target_path), self._budget(budget_tokens))
+        if location.absolute.stat().st_size > self.settings.max_parse_bytes:
+            return large_card(location, self.settings.max_parse_bytes, self.counter)
+        try:
+            parsed = self.open(target_path)
+        except BinaryArtifact as exc:
+            return binary_card(location, str(exc), self.counter)
+        self._note_version(session, parsed)
+        if session.intent is None and not is_empty(intent):
+            session.intent = intent
+        route = choose_route(
+            full_view_tokens=self.full_view_tokens(parsed),
+            native_fit_tokens=self.settings.native_fit_tokens,
+            intent=effective_intent(intent, session.intent),
+        )
+        reader = self.registry.reader_for(location.absolute)
+        return build_preview(
+            parsed,
+            full_view_tokens=self.full_view_tokens(parsed),
+            route=route,
+            counter=self.counter,
+            budget_tokens=self._budget(budget_tokens),
+            configurations=[str(c) for c in self.registry.configurations(reader)],
+        )
 
     def read(self, session_key: str, request: ReadRequest) -> EvidencePack:
         session = self.sessions.get(session_key)
         with session.lock:
+            started = time.monotonic()
             try:
-                return self._read(session, request)
+                pack = self._read(session, request)
+                session.record_call(read_call(pack, request.action, time.monotonic() - started))
+                return pack
             finally:
                 self.sessions.commit(session)  # persistent stores write the session in one transaction
 
@@ -194,14 +206,21 @@ class ReadEngine:
         intent = effective_intent(request.intent, session.intent)
         return self._dispatch(session, parsed, target, request, intent, budget, invalidated)
 
-    def card(self, session_key: str, path: str | None = None) -> Card:
-        """The session's reading state; re-fingerprints read files to say which changed."""
+    def card(self, session_key: str, path: str | None = None, *, trace: bool = False) -> Card:
+        """The session's reading state; re-fingerprints read files to say which changed. With `trace`,
+        also what the session's reads cost and saved (see savings.py)."""
         session = self.sessions.get(session_key)
         with session.lock:
+            started = time.monotonic()
             wanted = self.roots.resolve(path).relative if path else None
             changed = sorted(p for p in session.seen if (wanted is None or p == wanted) and self._changed(session, p))
             card = build_card(session, changed=changed, only_path=wanted)
-            return stamp_tokens(card, self.counter)
+            if trace:
+                card = card.model_copy(update={"trace": build_trace(session)})
+            card = stamp_tokens(card, self.counter)
+            session.record_call(card_call(card, time.monotonic() - started))
+            self.sessions.commit(session)
+            return card
 
     def _changed(self, session: Session, path: str) -> bool:
         try:

@@ -191,6 +191,46 @@ class EpisodeState(_Model):
     stale: bool
 
 
+class ArtifactTrace(_Model):
+    """One artifact's cost in a session, against one full read of each version read."""
+
+    path: str
+    type: str
+    versions: int = Field(description="Distinct file versions read (a changed file counts again).")
+    calls: int
+    exposure_tokens: int = Field(description="Tokens of every response about this artifact, frames included.")
+    full_view_tokens: int = Field(
+        description="The counterfactual: one full read (L) per version, never twice; 0 for a directory."
+    )
+    saved_tokens: int = Field(description="full_view_tokens - exposure_tokens; negative when reading cost more.")
+    fallbacks: int = Field(description="Batches the gate withheld, delivering the full view instead.")
+
+
+class CallTrace(_Model):
+    tool: str
+    path: str | None
+    action: str | None
+    decision: str | None
+    tokens: int
+    ms: float
+
+
+class Trace(_Model):
+    """What a session's reads cost and saved: exposure per artifact against L, and the calls."""
+
+    session: str
+    calls: int
+    calls_dropped: int = Field(0, description="Oldest calls no longer kept (totals cover the kept ones).")
+    artifacts: list[ArtifactTrace]
+    overhead_tokens: int = Field(description="Responses about no artifact (the card).")
+    exposure_tokens: int
+    counterfactual_tokens: int
+    saved_tokens: int
+    fallbacks: int
+    median_ms: float
+    recent: list[CallTrace] = Field(default_factory=list, description="The latest calls, newest last.")
+
+
 class Card(_Model):
     """The reading state of this session: compact enough to keep at the top of a context."""
 
@@ -203,6 +243,7 @@ class Card(_Model):
         default_factory=list, description="Earlier evidence you can drop from context, with why (superseded, stale)."
     )
     next: list[str]
+    trace: Trace | None = Field(None, description="With trace=true: what this session's reads cost and saved.")
     session: str | None = Field(
         None, description="HTTP without MCP sessions: pass this back as `session` to continue this reading session."
     )

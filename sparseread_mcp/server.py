@@ -204,10 +204,13 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
     async def sro_card(
         ctx: Context,
         path: Annotated[str | None, Field(description="Only this file's episodes.")] = None,
+        trace: Annotated[
+            bool, Field(description="Add what this session's reads cost and saved vs one full read per file.")
+        ] = False,
         session: SessionArg = None,
     ) -> Annotated[CallToolResult, Card]:
         key, handle = session_key(ctx, session)
-        card = await _run_model(partial(engine.card, key, path), settings.call_timeout_seconds)
+        card = await _run_model(partial(engine.card, key, path, trace=trace), settings.call_timeout_seconds)
         return _result(_with_handle(card, handle, engine.counter))
 
     @server.tool(

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..gate.ledger import Ledger
 from ..models import Intent, Slot, SlotCoverage
-from .session import DeliveredItem, Episode, Session, SessionStore
+from .session import CallRecord, DeliveredItem, Episode, Session, SessionStore
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (key TEXT PRIMARY KEY, state TEXT NOT NULL);
@@ -36,7 +36,7 @@ class SqliteSessionStore(SessionStore):
 
     def get(self, key: str) -> Session:
         session = super().get(key)
-        if session.episodes or session.intent is not None or session.seen:
+        if session.episodes or session.intent is not None or session.seen or session.calls:
             return session
         with self._write:
             row = self._db.execute("SELECT state FROM sessions WHERE key = ?", (key,)).fetchone()
@@ -45,13 +45,20 @@ class SqliteSessionStore(SessionStore):
             state = json.loads(row[0])
             session.intent = Intent.model_validate(state["intent"]) if state["intent"] else None
             session.seen = dict(state["seen"])
+            session.calls = [CallRecord.from_json(c) for c in state.get("calls", [])]
+            session.calls_dropped = int(state.get("calls_dropped", 0))
         for (blob,) in episodes:
             episode = _episode(json.loads(blob))
             session.episodes[episode.id] = episode
         return session
 
     def commit(self, session: Session) -> None:
-        state = {"intent": session.intent.model_dump(mode="json") if session.intent else None, "seen": session.seen}
+        state = {
+            "intent": session.intent.model_dump(mode="json") if session.intent else None,
+            "seen": session.seen,
+            "calls": [c.to_json() for c in session.calls],
+            "calls_dropped": session.calls_dropped,
+        }
         rows = [(e.id, session.key, json.dumps(_state(e))) for e in session.episodes.values()]
         with self._write:
             self._db.execute("BEGIN IMMEDIATE")
@@ -63,6 +70,11 @@ class SqliteSessionStore(SessionStore):
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
+
+    def keys(self) -> list[str]:
+        with self._write:
+            stored = [key for (key,) in self._db.execute("SELECT key FROM sessions ORDER BY rowid")]
+        return list(dict.fromkeys([*stored, *super().keys()]))
 
 
 def _state(e: Episode) -> dict[str, object]:

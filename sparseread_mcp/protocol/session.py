@@ -55,6 +55,43 @@ class Episode:
         return self.full_view_done or self.full_view_next is not None
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallRecord:
+    """One tool call as the session's trace sees it: what it cost the reader's context, and for which
+    artifact version. `path` is None for calls about the session itself (the card)."""
+
+    tool: str  # preview | read | card
+    path: str | None
+    fingerprint: str | None
+    type: str | None
+    action: str | None
+    decision: str | None  # the gate decision of a read, the route of a preview
+    tokens: int  # the whole response, as the reader's context receives it
+    full_view_tokens: int  # L of the artifact in tokens at the time of the call (0 when there is none)
+    seconds: float
+    at: float  # unix time
+
+    def to_json(self) -> list[object]:
+        return [self.tool, self.path, self.fingerprint, self.type, self.action, self.decision, self.tokens,
+                self.full_view_tokens, round(self.seconds, 6), round(self.at, 3)]  # fmt: skip
+
+    @classmethod
+    def from_json(cls, row: list[object]) -> CallRecord:
+        tool, path, fingerprint, type_, action, decision, tokens, full, seconds, at = row
+        return cls(
+            tool=str(tool),
+            path=None if path is None else str(path),
+            fingerprint=None if fingerprint is None else str(fingerprint),
+            type=None if type_ is None else str(type_),
+            action=None if action is None else str(action),
+            decision=None if decision is None else str(decision),
+            tokens=int(str(tokens)),
+            full_view_tokens=int(str(full)),
+            seconds=float(str(seconds)),
+            at=float(str(at)),
+        )
+
+
 @dataclass(slots=True, kw_only=True)
 class Session:
     key: str
@@ -63,6 +100,9 @@ class Session:
     #: The fingerprint each path had when it was last read in this session.
     seen: dict[str, str] = field(default_factory=dict)
     changed: set[str] = field(default_factory=set)
+    #: Every tool call's cost, for `trace` and the card's savings (the latest MAX_CALLS are kept).
+    calls: list[CallRecord] = field(default_factory=list)
+    calls_dropped: int = 0
     lock: threading.RLock = field(default_factory=threading.RLock)
     _counter: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
@@ -78,6 +118,12 @@ class Session:
         while len(self.episodes) > MAX_EPISODES:
             self.episodes.pop(next(iter(self.episodes)))
 
+    def record_call(self, call: CallRecord) -> None:
+        self.calls.append(call)
+        if len(self.calls) > MAX_CALLS:
+            self.calls_dropped += len(self.calls) - MAX_CALLS
+            del self.calls[: len(self.calls) - MAX_CALLS]
+
     def new_episode_id(self) -> str:
         # Unguessable, so a cursor from one session is useless in another.
         return f"ep{next(self._counter)}-{secrets.token_hex(4)}"
@@ -86,6 +132,7 @@ class Session:
 #: Bounds that keep a long-running server's memory flat: least recently used first out.
 MAX_SESSIONS = 1_024
 MAX_EPISODES = 512
+MAX_CALLS = 2_000
 
 
 class SessionStore:
@@ -108,6 +155,11 @@ class SessionStore:
 
     def commit(self, session: Session) -> None:
         """Persist a session after a call; in memory there is nothing to do."""
+
+    def keys(self) -> list[str]:
+        """The sessions this store holds, for `sparseread-mcp trace`."""
+        with self._lock:
+            return list(self._sessions)
 
     def drop(self, key: str) -> None:
         with self._lock:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
-from .config import Settings
+from .config import Settings, store_setting
 from .errors import SparsereadError
 
 logger = logging.getLogger("sparseread_mcp")
@@ -25,7 +25,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--http", action="store_true", help="serve streamable HTTP at /mcp instead of stdio")
     parser.add_argument("--host", help="HTTP host (default 127.0.0.1)")
     parser.add_argument("--port", type=int, help="HTTP port (default 8765)")
-    parser.add_argument("--store", help="keep sessions in this SQLite file across restarts (or SPARSEREAD_STORE)")
+    parser.add_argument(
+        "--store",
+        help="keep sessions in this SQLite file across restarts, or in redis://host:port/db shared by replicas "
+        "(or SPARSEREAD_STORE)",
+    )
+    parser.add_argument(
+        "--cache-dir", help="derived files and parsed indexes; replicas may share one (or SPARSEREAD_CACHE_DIR)"
+    )
     parser.add_argument("--token", help="require `Authorization: Bearer TOKEN` on HTTP (or SPARSEREAD_TOKEN)")
     parser.add_argument("--allow-host", action="append", default=[], help="extra allowed Host header (repeatable)")
     parser.add_argument("--allow-origin", action="append", default=[], help="extra allowed Origin (repeatable)")
@@ -103,7 +110,9 @@ def settings_from(args: argparse.Namespace) -> Settings:
     if getattr(args, "token", None):
         changes["token"] = args.token
     if getattr(args, "store", None):
-        changes["store"] = Path(args.store)
+        changes["store"] = store_setting("--store", args.store)
+    if getattr(args, "cache_dir", None):
+        changes["cache_dir"] = Path(args.cache_dir)
     if getattr(args, "allow_host", None):
         changes["allowed_hosts"] = tuple(args.allow_host)
     if getattr(args, "allow_origin", None):

@@ -30,8 +30,9 @@ class Settings:
     tokenizer: str = "o200k_base"
     #: Extra share added to every token count, for clients whose tokenizer counts more (0.15 = +15%).
     token_margin: float = 0.0
-    #: When set, sessions and episodes are kept in this SQLite file and survive a restart.
-    store: Path | None = None
+    #: When set, sessions and episodes are kept in this SQLite file and survive a restart, or, given a
+    #: `redis://host:port/db` URL, in Redis, shared by every replica that names it (see `store_setting`).
+    store: Path | str | None = None
     #: Each tool call stops cooperatively after this many seconds (and at once when the client cancels).
     call_timeout_seconds: float = 60.0
     #: Files larger than this get their card and streamed line ranges only, never a full parse.
@@ -78,7 +79,7 @@ class Settings:
             if key in env:
                 values[name] = _int_setting(key, env[key])
         if env.get("SPARSEREAD_STORE"):
-            values["store"] = Path(env["SPARSEREAD_STORE"])
+            values["store"] = store_setting("SPARSEREAD_STORE", env["SPARSEREAD_STORE"])
         for name, key in (
             ("call_timeout_seconds", "SPARSEREAD_CALL_TIMEOUT"),
             ("token_margin", "SPARSEREAD_TOKEN_MARGIN"),
@@ -104,6 +105,23 @@ class Settings:
     def with_overrides(self, **changes: object) -> Settings:
         """A copy with the given fields replaced (the CLI's flags)."""
         return replace(self, **changes)  # type: ignore[arg-type]
+
+
+#: URL schemes of the shared session store (Redis); anything else without `://` is a SQLite file.
+STORE_SCHEMES = ("redis", "rediss", "unix")
+
+
+def store_setting(key: str, raw: str) -> Path | str:
+    """A SQLite file path, or a Redis URL kept as text (a Path would fold its `//`)."""
+    if "://" not in raw:
+        return Path(raw)
+    scheme = raw.split("://", 1)[0].lower()
+    if scheme not in STORE_SCHEMES:
+        raise ConfigError(
+            f"{key}: {scheme}:// is not a session store: use a SQLite file path or redis://host:port/db "
+            f"(schemes: {', '.join(STORE_SCHEMES)})"
+        )
+    return raw
 
 
 def _float_setting(key: str, raw: str) -> float:

@@ -53,6 +53,17 @@ def diagnose(settings: Settings) -> list[Check]:
             optional=True,
         )
     )
+    redis = _importable("redis")
+    checks.append(
+        Check(
+            "redis extra",
+            redis,
+            f"redis {version('redis')}: --store redis://host:port/db shares sessions between replicas"
+            if redis
+            else "--store redis:// unavailable: pip install 'sparseread-mcp[redis]'",
+            optional=not isinstance(settings.store, str),  # required once the store names Redis
+        )
+    )
     try:
         count = TokenCounter(settings.tokenizer, margin=settings.token_margin).count("hello world")
         checks.append(Check("tokenizer", count > 0, f"{settings.tokenizer} works offline"))

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .anchors import Target, parse_target
-from .artifacts import LruCache, fingerprint_of, load_artifact
+from .artifacts import Artifact, LruCache, fingerprint_of, load_artifact
 from .collection import FileIndex, Inventory, build_inventory
 from .collection_read import preview_directory, read_directory
 from .config import HARD_RESPONSE_CAP_TOKENS, MIN_BUDGET_TOKENS, Settings
@@ -25,6 +25,7 @@ from .exact import compact_pack, projection_pack, query_pack
 from .gate.delivery import CoverageFn, Delivery, Extras, deliver_full, deliver_sparse
 from .gate.ledger import Ledger
 from .gate.route import choose_route
+from .indexcache import IndexCache
 from .large import large_card, read_range
 from .locate import get_locator
 from .models import Card, EvidencePack, GateDecision, Intent, OpResult, Preview
@@ -33,10 +34,10 @@ from .protocol import actions
 from .protocol.card import build_card
 from .protocol.coverage import episode_coverage
 from .protocol.intents import effective_intent, is_empty, missing_for_location, objective_of
-from .protocol.persist import SqliteSessionStore
+from .protocol.persist import open_session_store
 from .protocol.pointers import anchored_span, gone_pack, verify_pointer
 from .protocol.session import Episode, Session, SessionStore
-from .readers.base import Action, ParsedArtifact
+from .readers.base import Action, ParsedArtifact, Reader
 from .readers.registry import ReaderRegistry, default_registry
 from .revisions import Revisions
 from .roots import Roots
@@ -66,7 +67,9 @@ class ReadEngine:
         self.roots = Roots(settings.roots)
         self.registry = registry or default_registry()
         self.counter = TokenCounter(settings.tokenizer, margin=settings.token_margin)
-        self.sessions = SqliteSessionStore(settings.store) if settings.store else SessionStore()
+        self.sessions: SessionStore = open_session_store(settings.store)
+        # Replicas on a shared store share parsed artifacts too, through the cache directory.
+        self.index_cache = IndexCache(settings.cache_dir) if isinstance(settings.store, str) else None
         self.locator = get_locator("bm25")
         self._parsed: LruCache[tuple[str, str, str], ParsedArtifact] = LruCache(32)  # (path, fingerprint, rev)
         self._full_tokens: LruCache[str, int] = LruCache(512)
@@ -82,7 +85,7 @@ class ReadEngine:
         artifact = self.revisions.stamp(load_artifact(location, binary=reader.binary))
         parsed = self._parsed.get_or_build(
             (artifact.path, artifact.fingerprint, artifact.rev),
-            lambda: reader.parse(artifact, passage_chars=self.settings.passage_chars),
+            lambda: self._parse(reader, artifact),
         )
         self.revisions.remember(parsed.artifact)
         return parsed
@@ -96,8 +99,13 @@ class ReadEngine:
             return None
         return self._parsed.get_or_build(
             (artifact.path, artifact.fingerprint, rev),
-            lambda: reader.parse(artifact, passage_chars=self.settings.passage_chars),
+            lambda: self._parse(reader, artifact),
         )
+
+    def _parse(self, reader: Reader, artifact: Artifact) -> ParsedArtifact:
+        if self.index_cache is None:
+            return reader.parse(artifact, passage_chars=self.settings.passage_chars)
+        return self.index_cache.parse(reader, artifact, passage_chars=self.settings.passage_chars)
 
     @property
     def parse_count(self) -> int:

@@ -1,4 +1,5 @@
-"""An on-disk session store: SQLite in WAL mode, so a restarted server keeps its evidence records.
+"""Session stores that outlive a process: SQLite in WAL mode (a restarted server keeps its evidence
+records) or Redis (replicas share them, see `redis_store`); `open_session_store` picks one from `--store`.
 
 Each call's end writes its session in one transaction (sessions and episodes together), so a crash
 loses at most the call in flight and never leaves half a record. Directory episodes' queued candidates
@@ -11,11 +12,10 @@ import json
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Any
 
-from ..gate.ledger import Ledger
-from ..models import Intent, Slot, SlotCoverage
-from .session import CallRecord, DeliveredItem, Episode, Session, SessionStore
+from ..models import Intent
+from .persist_fields import episode_from_state, episode_state
+from .session import CallRecord, Session, SessionStore
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (key TEXT PRIMARY KEY, state TEXT NOT NULL);
@@ -48,7 +48,7 @@ class SqliteSessionStore(SessionStore):
             session.calls = [CallRecord.from_json(c) for c in state.get("calls", [])]
             session.calls_dropped = int(state.get("calls_dropped", 0))
         for (blob,) in episodes:
-            episode = _episode(json.loads(blob))
+            episode = episode_from_state(json.loads(blob))
             session.episodes[episode.id] = episode
         return session
 
@@ -59,7 +59,7 @@ class SqliteSessionStore(SessionStore):
             "calls": [c.to_json() for c in session.calls],
             "calls_dropped": session.calls_dropped,
         }
-        rows = [(e.id, session.key, json.dumps(_state(e))) for e in session.episodes.values()]
+        rows = [(e.id, session.key, json.dumps(episode_state(e))) for e in session.episodes.values()]
         with self._write:
             self._db.execute("BEGIN IMMEDIATE")
             try:
@@ -77,47 +77,12 @@ class SqliteSessionStore(SessionStore):
         return list(dict.fromkeys([*stored, *super().keys()]))
 
 
-def _state(e: Episode) -> dict[str, object]:
-    return {
-        "id": e.id,
-        "path": e.path,
-        "type": e.type,
-        "fingerprint": e.fingerprint,
-        "rev": e.rev,
-        "objective": e.objective,
-        "full_view_tokens": e.full_view_tokens,
-        "ledger": [e.ledger.full_view_chars, e.ledger.sparse_chars, e.ledger.full_chars],
-        "slots": [s.model_dump(mode="json") for s in e.slots],
-        "delivered": [[d.pointer, d.start, d.end, list(d.slots), d.text, d.full_view] for d in e.delivered],
-        "ranking": [[i, s] for i, s in e.ranking],
-        "full_view_next": e.full_view_next,
-        "full_view_done": e.full_view_done,
-        "closed": e.closed,
-        "stale": e.stale,
-        "coverage": {k: v.model_dump(mode="json") for k, v in e.coverage.items()},
-    }
+def open_session_store(store: Path | str | None) -> SessionStore:
+    """The store `--store` names: none (in memory), a `redis://` URL (shared by replicas) or a SQLite file."""
+    if store is None:
+        return SessionStore()
+    if isinstance(store, str) and "://" in store:
+        from .redis_store import RedisSessionStore  # the `redis` extra, imported only when asked for
 
-
-def _episode(s: dict[str, Any]) -> Episode:  # s: the JSON written by _state
-    full, sparse, shown = s["ledger"]
-    return Episode(
-        id=s["id"],
-        path=s["path"],
-        type=s["type"],
-        fingerprint=s["fingerprint"],
-        rev=s["rev"],
-        objective=s["objective"],
-        full_view_tokens=s["full_view_tokens"],
-        ledger=Ledger(full_view_chars=full, sparse_chars=sparse, full_chars=shown),
-        slots=tuple(Slot.model_validate(x) for x in s["slots"]),
-        delivered=[
-            DeliveredItem(pointer=p, start=a, end=b, slots=tuple(sl), support={}, text=t, full_view=f)
-            for p, a, b, sl, t, f in s["delivered"]
-        ],
-        ranking=[(int(i), float(v)) for i, v in s["ranking"]],
-        full_view_next=s["full_view_next"],
-        full_view_done=s["full_view_done"],
-        closed=s["closed"],
-        stale=s["stale"],
-        coverage={k: SlotCoverage.model_validate(v) for k, v in s["coverage"].items()},
-    )
+        return RedisSessionStore.from_url(store)
+    return SqliteSessionStore(Path(store))

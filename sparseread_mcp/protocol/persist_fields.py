@@ -1,0 +1,168 @@
+"""A session as named JSON fields, and the three-way merge of two writers' changes to them.
+
+Fields: `meta` (session intent, the fingerprint each path was read at, episode order), `calls` (the
+trace of tool calls) and one `ep:<id>` per episode. Shared stores write only the fields a call changed;
+when another replica changed the same session meanwhile, `merge_fields` puts this call's changes onto
+theirs: an episode both changed keeps every item either delivered (so refine never resends one) and
+the exposure both added (so the ledger never forgets any), which keeps the gate's bounds across replicas.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..gate.ledger import Ledger
+from ..models import Intent, Slot, SlotCoverage
+from .session import MAX_CALLS, MAX_EPISODES, CallRecord, DeliveredItem, Episode, Session
+
+META = "meta"
+CALLS = "calls"
+EPISODE = "ep:"
+
+
+def session_fields(session: Session) -> dict[str, str]:
+    """The session's persistent state, one JSON string per field (stable, so equal state compares equal)."""
+    meta = {
+        "intent": session.intent.model_dump(mode="json") if session.intent else None,
+        "seen": session.seen,
+        "order": list(session.episodes),
+    }
+    calls = {"calls": [c.to_json() for c in session.calls], "dropped": session.calls_dropped}
+    fields = {META: _dumps(meta), CALLS: _dumps(calls)}
+    fields.update({EPISODE + e.id: _dumps(episode_state(e)) for e in session.episodes.values()})
+    return fields
+
+
+def apply_fields(session: Session, fields: dict[str, str]) -> None:
+    """Replace the session's persistent state (not its lock) with `fields`; absent fields mean empty."""
+    meta: dict[str, Any] = json.loads(fields[META]) if META in fields else {"intent": None, "seen": {}, "order": []}
+    session.intent = Intent.model_validate(meta["intent"]) if meta["intent"] else None
+    session.seen = dict(meta["seen"])
+    calls: dict[str, Any] = json.loads(fields[CALLS]) if CALLS in fields else {"calls": [], "dropped": 0}
+    session.calls = [CallRecord.from_json(c) for c in calls["calls"]]
+    session.calls_dropped = int(calls["dropped"])
+    order = [i for i in meta["order"] if EPISODE + i in fields]
+    order += sorted(i for f in fields if f.startswith(EPISODE) and (i := f.removeprefix(EPISODE)) not in order)
+    session.episodes = {i: episode_from_state(json.loads(fields[EPISODE + i])) for i in order[-MAX_EPISODES:]}
+
+
+def merge_fields(base: dict[str, str], mine: dict[str, str], theirs: dict[str, str]) -> dict[str, str]:
+    """`theirs` with the changes `mine` made since `base` put on top (field by field, then inside a field)."""
+    merged: dict[str, str] = {}
+    for name in sorted(base.keys() | mine.keys() | theirs.keys()):
+        was, now, other = base.get(name), mine.get(name), theirs.get(name)
+        if now == was:
+            value = other  # this writer left it alone: theirs stands
+        elif other == was:
+            value = now  # only this writer changed it (None: dropped it)
+        elif now is None or other is None:
+            value = now if other is None else other  # changed on one side, dropped on the other: keep it
+        elif name == META:
+            value = _dumps(_merge_meta(_loads(was), json.loads(now), json.loads(other)))
+        elif name == CALLS:
+            value = _dumps(_merge_calls(_loads(was), json.loads(now), json.loads(other)))
+        else:
+            value = _dumps(_merge_episode(_loads(was), json.loads(now), json.loads(other)))
+        if value is not None:
+            merged[name] = value
+    return _bounded(merged)
+
+
+def _merge_meta(was: dict[str, Any], now: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
+    seen_before = was.get("seen", {})
+    seen = {**other["seen"], **{p: f for p, f in now["seen"].items() if seen_before.get(p) != f}}
+    order = [*other["order"], *(i for i in now["order"] if i not in other["order"])]
+    return {"intent": other["intent"] or now["intent"], "seen": seen, "order": order}
+
+
+def _merge_calls(was: dict[str, Any], now: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
+    known = {_dumps(c) for c in [*was.get("calls", []), *other["calls"]]}
+    calls = sorted([*other["calls"], *(c for c in now["calls"] if _dumps(c) not in known)], key=lambda c: c[9])
+    overflow = max(0, len(calls) - MAX_CALLS)
+    return {"calls": calls[overflow:], "dropped": other["dropped"] + overflow}
+
+
+def _merge_episode(was: dict[str, Any], now: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(other)
+    known = {(d[0], d[1], d[2]) for d in other["delivered"]}
+    merged["delivered"] = [*other["delivered"], *(d for d in now["delivered"] if (d[0], d[1], d[2]) not in known)]
+    # Exposure is additive: the full-view length stays, what each writer added since `base` is summed.
+    full, sparse, shown = other["ledger"]
+    before = was.get("ledger", [full, 0, 0])
+    merged["ledger"] = [full, sparse + now["ledger"][1] - before[1], shown + now["ledger"][2] - before[2]]
+    for flag in ("closed", "stale", "full_view_done"):
+        merged[flag] = other[flag] or now[flag]
+    for key in ("ranking", "full_view_next", "slots"):
+        if now[key] != was.get(key):
+            merged[key] = now[key]
+    merged["coverage"] = {**other["coverage"], **now["coverage"]}
+    return merged
+
+
+def _bounded(fields: dict[str, str]) -> dict[str, str]:
+    if META not in fields:
+        return fields
+    meta = json.loads(fields[META])
+    dropped = meta["order"][:-MAX_EPISODES]
+    if not dropped:
+        return fields
+    meta["order"] = meta["order"][-MAX_EPISODES:]
+    kept = {k: v for k, v in fields.items() if not (k.startswith(EPISODE) and k.removeprefix(EPISODE) in dropped)}
+    kept[META] = _dumps(meta)
+    return kept
+
+
+def episode_state(e: Episode) -> dict[str, object]:
+    """An episode as JSON values (directory episodes' queued candidates are not kept)."""
+    return {
+        "id": e.id,
+        "path": e.path,
+        "type": e.type,
+        "fingerprint": e.fingerprint,
+        "rev": e.rev,
+        "objective": e.objective,
+        "full_view_tokens": e.full_view_tokens,
+        "ledger": [e.ledger.full_view_chars, e.ledger.sparse_chars, e.ledger.full_chars],
+        "slots": [s.model_dump(mode="json") for s in e.slots],
+        "delivered": [[d.pointer, d.start, d.end, list(d.slots), d.text, d.full_view] for d in e.delivered],
+        "ranking": [[i, s] for i, s in e.ranking],
+        "full_view_next": e.full_view_next,
+        "full_view_done": e.full_view_done,
+        "closed": e.closed,
+        "stale": e.stale,
+        "coverage": {k: v.model_dump(mode="json") for k, v in e.coverage.items()},
+    }
+
+
+def episode_from_state(s: dict[str, Any]) -> Episode:  # s: the JSON written by episode_state
+    full, sparse, shown = s["ledger"]
+    return Episode(
+        id=s["id"],
+        path=s["path"],
+        type=s["type"],
+        fingerprint=s["fingerprint"],
+        rev=s["rev"],
+        objective=s["objective"],
+        full_view_tokens=s["full_view_tokens"],
+        ledger=Ledger(full_view_chars=full, sparse_chars=sparse, full_chars=shown),
+        slots=tuple(Slot.model_validate(x) for x in s["slots"]),
+        delivered=[
+            DeliveredItem(pointer=p, start=a, end=b, slots=tuple(sl), support={}, text=t, full_view=f)
+            for p, a, b, sl, t, f in s["delivered"]
+        ],
+        ranking=[(int(i), float(v)) for i, v in s["ranking"]],
+        full_view_next=s["full_view_next"],
+        full_view_done=s["full_view_done"],
+        closed=s["closed"],
+        stale=s["stale"],
+        coverage={k: SlotCoverage.model_validate(v) for k, v in s["coverage"].items()},
+    )
+
+
+def _dumps(value: object) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _loads(value: str | None) -> dict[str, Any]:
+    return json.loads(value) if value is not None else {}

@@ -11,6 +11,7 @@ from pathlib import Path
 from . import __version__
 from .config import Settings, store_setting
 from .errors import SparsereadError
+from .logs import configure as configure_logs
 
 logger = logging.getLogger("sparseread_mcp")
 
@@ -87,6 +88,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable output")
     parser.add_argument("--log-level", default=argparse.SUPPRESS, help="DEBUG, INFO, WARNING (default) or ERROR")
     parser.add_argument(
+        "--log-format", choices=["text", "json"], default=argparse.SUPPRESS, help="stderr log lines: text or json"
+    )
+    parser.add_argument(
         "--tokenizer", default=argparse.SUPPRESS, help="o200k_base (default), cl100k_base, or chars (an estimate)"
     )
     parser.add_argument(
@@ -122,8 +126,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    level = getattr(args, "log_level", "WARNING").upper()
-    logging.basicConfig(stream=sys.stderr, level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logs(getattr(args, "log_level", "WARNING"), getattr(args, "log_format", "text"))
     try:
         settings = settings_from(args)
         if args.command is None:

@@ -20,6 +20,7 @@ from .artifacts import looks_binary
 from .deadline import checkpoint
 from .locate.bm25 import Bm25Corpus
 from .locate.terms import terms
+from .progress import report
 from .readers.registry import ReaderRegistry
 from .roots import Roots
 
@@ -207,7 +208,8 @@ class FileIndex:
     def __init__(self, directory: Path, files: list[FileEntry]) -> None:
         self.files = [f for f in files if f.type not in ("binary", "unreadable")]
         corpus = []
-        for entry in self.files:
+        for number, entry in enumerate(self.files):
+            report(number, len(self.files), f"indexing {entry.path}")
             head = ""
             if entry.type not in ("pdf", "table") and entry.size <= MAX_CONTENT_BYTES:
                 try:

@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass
 from typing import Literal
 
+from . import progress
 from .anchors import Target, parse_target
 from .artifacts import Artifact, LruCache, fingerprint_of, load_artifact
 from .collection import FileIndex, Inventory, build_inventory
@@ -83,10 +84,10 @@ class ReadEngine:
         location = self.roots.resolve(path)
         reader = self.registry.reader_for(location.absolute)
         artifact = self.revisions.stamp(load_artifact(location, binary=reader.binary))
-        parsed = self._parsed.get_or_build(
-            (artifact.path, artifact.fingerprint, artifact.rev),
-            lambda: self._parse(reader, artifact),
-        )
+        key = (artifact.path, artifact.fingerprint, artifact.rev)
+        large = artifact.size_bytes >= progress.large_bytes(binary=reader.binary) and self._parsed.get(key) is None
+        with progress.preparing(f"{artifact.path} ({artifact.size_bytes // 1024} KiB)", large=large):
+            parsed = self._parsed.get_or_build(key, lambda: self._parse(reader, artifact))
         self.revisions.remember(parsed.artifact)
         return parsed
 
@@ -132,7 +133,11 @@ class ReadEngine:
     def file_index(self, inventory: Inventory) -> FileIndex:
         """The directory's file index, built once per directory fingerprint."""
         base = self.roots.resolve(inventory.root_path or ".").absolute
-        return self._indexes.get_or_build(inventory.fingerprint, lambda: FileIndex(base, inventory.files))
+        large = len(inventory.files) >= progress.LARGE_FILE_COUNT and self._indexes.get(inventory.fingerprint) is None
+        with progress.preparing(
+            f"the index of {inventory.root_path or '.'}/ ({len(inventory.files)} files)", large=large
+        ):
+            return self._indexes.get_or_build(inventory.fingerprint, lambda: FileIndex(base, inventory.files))
 
     # -- tools -------------------------------------------------------------------------------
     def preview(

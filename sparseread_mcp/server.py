@@ -9,6 +9,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Annotated, Literal
 
+import anyio.from_thread
 import anyio.lowlevel
 import anyio.to_thread
 from mcp.server import MCPServer
@@ -17,7 +18,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, JsonValue
 
-from . import __version__
+from . import __version__, progress
 from .compaction import CompactionSettings, DefaultRouter, compact_messages
 from .config import HARD_RESPONSE_CAP_TOKENS, MIN_BUDGET_TOKENS, Settings
 from .deadline import deadline
@@ -130,6 +131,16 @@ async def _run_model(call: Callable[[], BaseModel], seconds: float) -> BaseModel
     return model
 
 
+def _progress_to(ctx: Context) -> progress.Send:
+    """Progress reports from the worker thread, sent as MCP progress notifications (a no-op when the
+    client sent no progress token)."""
+
+    def send(value: float, total: float, message: str) -> None:
+        anyio.from_thread.run(ctx.report_progress, value, total, message)
+
+    return send
+
+
 def _result(model: BaseModel) -> CallToolResult:
     # Compact JSON for the model to read (the SDK's default indents it); the typed copy for clients.
     return CallToolResult(
@@ -158,7 +169,10 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
     ) -> Annotated[CallToolResult, Preview]:
         key, handle = session_key(ctx, session)
         budget = _engine_budget(budget_tokens or 2_000, handle)
-        preview = await _run_model(partial(engine.preview, key, path, intent, budget), settings.call_timeout_seconds)
+        with progress.reporting(_progress_to(ctx)):
+            preview = await _run_model(
+                partial(engine.preview, key, path, intent, budget), settings.call_timeout_seconds
+            )
         return _result(_with_handle(preview, handle, engine.counter))
 
     @server.tool(
@@ -192,7 +206,8 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
         request = ReadRequest(
             target=target, action=action, intent=intent, view=view, budget_tokens=budget, since=since, cursor=cursor
         )
-        pack = await _run_model(partial(engine.read, key, request), settings.call_timeout_seconds)
+        with progress.reporting(_progress_to(ctx)):
+            pack = await _run_model(partial(engine.read, key, request), settings.call_timeout_seconds)
         return _result(_with_handle(pack, handle, engine.counter))
 
     @server.tool(

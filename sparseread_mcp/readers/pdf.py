@@ -16,6 +16,7 @@ from ..artifacts import Artifact
 from ..deadline import checkpoint
 from ..errors import MissingDependency, UnsupportedArtifact
 from ..lines import LineIndex
+from ..progress import report
 from .base import Action, OutlineEntry, PageAnchors, ParsedArtifact
 from .text import text_structure
 
@@ -74,6 +75,7 @@ def _extract(artifact: Artifact) -> tuple[list[str], list[tuple[int, str, int]]]
         pages = []
         for number in range(document.page_count):  # one page at a time, never the whole file rendered
             checkpoint()
+            report(number, document.page_count, f"{artifact.path}: page {number + 1} of {document.page_count}")
             # Text blocks sorted top-to-bottom, left-to-right: reading order for most layouts, and fast.
             blocks = document[number].get_text("blocks", sort=True)
             page_text = "".join(block[4] for block in blocks if block[6] == 0)

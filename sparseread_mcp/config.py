@@ -37,6 +37,13 @@ class Settings:
     call_timeout_seconds: float = 60.0
     #: Files larger than this get their card and streamed line ranges only, never a full parse.
     max_parse_bytes: int = 64 * 1024 * 1024
+    #: Workbooks are refused (their card still given) past these, checked before any XML is parsed: the
+    #: uncompressed size the zip declares, one part's compression ratio, and the cells of all sheets.
+    xlsx_max_unzipped_mb: int = 256
+    xlsx_max_ratio: float = 200.0
+    xlsx_max_cells: int = 1_000_000
+    #: Approximate memory for parsed files and indexes kept between calls (least recently used first out).
+    cache_mb: int = 512
     #: Where derived files (table projections) are written; never inside a root.
     cache_dir: Path = field(
         default_factory=lambda: Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "sparseread-mcp"
@@ -61,6 +68,14 @@ class Settings:
             raise ConfigError(f"native fit threshold {self.native_fit_tokens} must be >= 0")
         if self.passage_chars < 200:
             raise ConfigError(f"passage size {self.passage_chars} chars is too small: use at least 200")
+        for key, value in (
+            ("SPARSEREAD_XLSX_MAX_UNZIPPED_MB", self.xlsx_max_unzipped_mb),
+            ("SPARSEREAD_XLSX_MAX_RATIO", self.xlsx_max_ratio),
+            ("SPARSEREAD_XLSX_MAX_CELLS", self.xlsx_max_cells),
+            ("SPARSEREAD_CACHE_MB", self.cache_mb),
+        ):
+            if value <= 0:
+                raise ConfigError(f"{key}={value} must be positive")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -75,6 +90,9 @@ class Settings:
             ("passage_chars", "SPARSEREAD_PASSAGE_CHARS"),
             ("port", "SPARSEREAD_PORT"),
             ("max_parse_bytes", "SPARSEREAD_MAX_PARSE_BYTES"),
+            ("xlsx_max_unzipped_mb", "SPARSEREAD_XLSX_MAX_UNZIPPED_MB"),
+            ("xlsx_max_cells", "SPARSEREAD_XLSX_MAX_CELLS"),
+            ("cache_mb", "SPARSEREAD_CACHE_MB"),
         ):
             if key in env:
                 values[name] = _int_setting(key, env[key])
@@ -83,6 +101,7 @@ class Settings:
         for name, key in (
             ("call_timeout_seconds", "SPARSEREAD_CALL_TIMEOUT"),
             ("token_margin", "SPARSEREAD_TOKEN_MARGIN"),
+            ("xlsx_max_ratio", "SPARSEREAD_XLSX_MAX_RATIO"),
         ):
             if key in env:
                 values[name] = _float_setting(key, env[key])

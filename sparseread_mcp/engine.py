@@ -66,7 +66,7 @@ class ReadEngine:
     def __init__(self, settings: Settings, *, registry: ReaderRegistry | None = None) -> None:
         self.settings = settings
         self.roots = Roots(settings.roots)
-        self.registry = registry or default_registry()
+        self.registry = registry or default_registry(settings)
         self.counter = TokenCounter(settings.tokenizer, margin=settings.token_margin)
         self.sessions: SessionStore = open_session_store(settings.store)
         # Replicas on a shared store share parsed artifacts too, through the cache directory.

@@ -5,6 +5,7 @@ SparsereadError
 ├─ OutsideRoots         a path resolves outside every root
 ├─ UnsupportedArtifact  no reader accepts the path (directory without intent, missing, damaged)
 │  └─ BinaryArtifact    binary content no reader can show as text
+│     └─ OverLimit      over a safety limit (zip bomb, huge sheet): refused, its card still given
 ├─ MissingDependency    the reader exists; its extra is not installed (message has the pip command)
 ├─ AnchorError          malformed or out-of-range anchor (message shows the valid range)
 ├─ BudgetTooSmall       nothing useful fits (message says the minimum and how to narrow)
@@ -34,6 +35,10 @@ class UnsupportedArtifact(SparsereadError):
 
 class BinaryArtifact(UnsupportedArtifact):
     """Binary content that no reader can show as text."""
+
+
+class OverLimit(BinaryArtifact):
+    """A file over a safety limit (a zip bomb, a huge sheet): refused before parsing; its card is still given."""
 
 
 class MissingDependency(SparsereadError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..config import Settings
 from ..errors import UnsupportedArtifact
 from .base import Reader
 from .code import CodeReader
@@ -13,6 +14,7 @@ from .log import LogReader
 from .pdf import PdfReader
 from .structured import StructuredReader
 from .table import TableReader
+from .table_workbook import WorkbookLimits
 from .text import TextReader
 
 
@@ -50,11 +52,13 @@ class ReaderRegistry:
         return fallback
 
 
-def default_registry() -> ReaderRegistry:
+def default_registry(settings: Settings | None = None) -> ReaderRegistry:
+    """The built-in readers; `settings` carries their limits (workbooks), defaults otherwise."""
+    workbooks = WorkbookLimits.from_settings(settings) if settings is not None else None
     return ReaderRegistry(
         [
             PdfReader(),  # PDF through PyMuPDF (the `pdf` extra)
-            TableReader(),  # CSV, TSV, JSONL, Parquet (DuckDB) and workbooks (openpyxl)
+            TableReader(workbooks),  # CSV, TSV, JSONL, Parquet (DuckDB) and workbooks (openpyxl)
             StructuredReader(),  # JSON, YAML, TOML: key paths
             HtmlReader(),  # HTML: main content as text with headings
             CodeReader(),  # source files with a tree-sitter grammar wheel

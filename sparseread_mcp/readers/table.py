@@ -15,10 +15,11 @@ from pathlib import Path
 
 from ..anchors import Anchor
 from ..artifacts import Artifact
-from ..errors import AnchorError, MissingDependency, UnsupportedArtifact
+from ..errors import AnchorError
 from ..lines import LineIndex
 from .base import Action, LineAnchors, OutlineEntry, ParsedArtifact, Passage
 from .table_query import TableQueries, TableSource
+from .table_workbook import WorkbookLimits, read_sheets, render_rows
 
 TEXT_TABLES = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
 JSON_LINES = frozenset({".jsonl", ".ndjson"})
@@ -73,6 +74,9 @@ class TableReader:
         ("any", "full_view"),
     )
 
+    def __init__(self, limits: WorkbookLimits | None = None) -> None:
+        self.limits = limits or WorkbookLimits()
+
     def accepts(self, path: Path) -> bool:
         return path.suffix.lower() in SUFFIXES
 
@@ -80,7 +84,7 @@ class TableReader:
         suffix = Path(artifact.path).suffix.lower()
         location = str(artifact.location.absolute).replace("'", "''")
         if suffix in WORKBOOKS:
-            text, records, sources = _workbook(artifact)
+            text, records, sources = _workbook(artifact, self.limits)
             kind = "xlsx"
         else:
             text = _decode(artifact) if suffix != ".parquet" else ""
@@ -156,24 +160,14 @@ def _render_parquet(queries: TableQueries) -> str:
     return buffer.getvalue()
 
 
-def _workbook(artifact: Artifact) -> tuple[str, list[_Record], list[TableSource]]:
-    try:
-        import openpyxl
-    except ImportError as exc:
-        raise MissingDependency("reading workbooks needs openpyxl: pip install openpyxl") from exc
-    try:
-        book = openpyxl.load_workbook(io.BytesIO(artifact.data or b""), read_only=True, data_only=True)
-    except Exception as exc:  # openpyxl raises zipfile, XML and its own errors for damaged files
-        raise UnsupportedArtifact(f"{artifact.path} is not a readable workbook ({exc})") from exc
+def _workbook(artifact: Artifact, limits: WorkbookLimits) -> tuple[str, list[_Record], list[TableSource]]:
     parts: list[str] = []
     records: list[_Record] = []
     sources: list[TableSource] = []
     offset = 0
-    for number, sheet in enumerate(book.worksheets):
-        rows = [list(r) for r in sheet.iter_rows(values_only=True)]
-        buffer = io.StringIO()
-        csv.writer(buffer, lineterminator="\n").writerows([["" if v is None else v for v in r] for r in rows])
-        body = buffer.getvalue().rstrip("\n")
+    for number, sheet in enumerate(read_sheets(artifact, limits)):
+        rows = sheet.rows
+        body = render_rows(rows)
         prefix = "\f" if number else ""
         lines_at = offset + len(prefix)
         for row_number, line in enumerate(body.split("\n"), start=1):
@@ -187,7 +181,6 @@ def _workbook(artifact: Artifact) -> tuple[str, list[_Record], list[TableSource]
         sources.append(TableSource(name=name, columns=header, rows=rows[1:]))
         if number == 0 and _table_name(sheet.title) != "data":
             sources.append(TableSource(name=_table_name(sheet.title), columns=header, rows=rows[1:]))
-    book.close()
     return "".join(parts), records, sources
 
 

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import hashlib
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from .errors import BinaryArtifact, UnsupportedArtifact
 from .gitrev import blob_sha
 from .roots import ResolvedPath
+
+if TYPE_CHECKING:
+    from .collection import FileIndex
+    from .readers.base import ParsedArtifact
 
 #: Bytes inspected for NUL when deciding whether a file is text.
 _SNIFF_BYTES = 8192
@@ -135,19 +140,58 @@ def looks_binary(sniff: bytes) -> bool:
     return controls > len(sniff) // 10
 
 
+#: Rough per-object costs for the cache's memory estimate (CPython, 64-bit).
+_PASSAGE_BYTES = 200
+_LINE_BYTES = 40
+
+
+def parsed_bytes(parsed: ParsedArtifact) -> int:
+    """Approximate memory of a parsed artifact: its text four times (the locators' indexes, built on it
+    later, measure about three times the text), raw bytes kept for binary formats, a compact rendering,
+    passages and line starts."""
+    artifact = parsed.artifact
+    return (
+        4 * sys.getsizeof(artifact.text)
+        + len(artifact.data or b"")
+        + (sys.getsizeof(parsed.compact_text) if parsed.compact_text else 0)
+        + _PASSAGE_BYTES * len(parsed.passages)
+        + _LINE_BYTES * parsed.lines.line_count
+    )
+
+
+def file_index_bytes(index: FileIndex) -> int:
+    """Approximate memory of a directory's file index: the indexed head of each file, twice (terms and BM25)."""
+    from .collection import INDEX_HEAD_BYTES
+
+    return sum(2 * min(entry.size, INDEX_HEAD_BYTES) + _PASSAGE_BYTES for entry in index.files)
+
+
 K = TypeVar("K")
 V = TypeVar("V")
 
 
 class LruCache(Generic[K, V]):
-    """A small thread-safe LRU map; `get_or_build` builds each missing value once."""
+    """A small thread-safe LRU map; `get_or_build` builds each missing value once.
 
-    def __init__(self, capacity: int) -> None:
+    Bounded by `capacity` entries and, given `max_bytes` and `weigh` (a value's approximate size), by
+    memory: the least recently used go first, and a value larger than the whole budget is returned to
+    its caller but not kept."""
+
+    def __init__(self, capacity: int, *, max_bytes: int | None = None, weigh: Callable[[V], int] | None = None) -> None:
         self._capacity = capacity
+        self._max_bytes = max_bytes if weigh is not None else None
+        self._weigh = weigh
         self._items: OrderedDict[K, V] = OrderedDict()
+        self._sizes: dict[K, int] = {}
         self._lock = threading.RLock()
         self._building: dict[K, threading.Lock] = {}
         self.builds = 0
+        self.evictions = 0
+        #: The approximate bytes held (0 without a weigher).
+        self.bytes = 0
+
+    def __len__(self) -> int:
+        return len(self._items)
 
     def get(self, key: K) -> V | None:
         with self._lock:
@@ -157,11 +201,23 @@ class LruCache(Generic[K, V]):
             return None
 
     def put(self, key: K, value: V) -> None:
+        size = self._weigh(value) if self._weigh is not None else 0
         with self._lock:
+            self._drop(key)
+            if self._max_bytes is not None and size > self._max_bytes:
+                self.evictions += 1
+                return
             self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self._capacity:
-                self._items.popitem(last=False)
+            self._sizes[key] = size
+            self.bytes += size
+            while len(self._items) > self._capacity or (self._max_bytes is not None and self.bytes > self._max_bytes):
+                self._drop(next(iter(self._items)))
+                self.evictions += 1
+
+    def _drop(self, key: K) -> None:
+        if key in self._items:
+            del self._items[key]
+            self.bytes -= self._sizes.pop(key)
 
     def get_or_build(self, key: K, build: Callable[[], V]) -> V:
         """Build each missing value once; a build holds only its own key, so a long parse of one file

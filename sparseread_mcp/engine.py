@@ -9,7 +9,7 @@ from typing import Literal
 
 from . import progress
 from .anchors import Target, parse_target
-from .artifacts import Artifact, LruCache, fingerprint_of, load_artifact
+from .artifacts import Artifact, LruCache, file_index_bytes, fingerprint_of, load_artifact, parsed_bytes
 from .collection import FileIndex, Inventory, build_inventory
 from .collection_read import preview_directory, read_directory
 from .config import HARD_RESPONSE_CAP_TOKENS, MIN_BUDGET_TOKENS, Settings
@@ -72,10 +72,15 @@ class ReadEngine:
         # Replicas on a shared store share parsed artifacts too, through the cache directory.
         self.index_cache = IndexCache(settings.cache_dir) if isinstance(settings.store, str) else None
         self.locator = get_locator("bm25")
-        self._parsed: LruCache[tuple[str, str, str], ParsedArtifact] = LruCache(32)  # (path, fingerprint, rev)
+        cache_bytes = settings.cache_mb * 1024 * 1024  # 3/4 for parsed files, 1/4 for directory indexes
+        self._parsed: LruCache[tuple[str, str, str], ParsedArtifact] = LruCache(
+            32, max_bytes=cache_bytes * 3 // 4, weigh=parsed_bytes
+        )  # (path, fingerprint, rev)
         self._full_tokens: LruCache[str, int] = LruCache(512)
         self.revisions = Revisions()  # earlier versions: git for commits, memory for content hashes
-        self._indexes: LruCache[str, FileIndex] = LruCache(8)  # directory fingerprint -> file index
+        self._indexes: LruCache[str, FileIndex] = LruCache(
+            8, max_bytes=cache_bytes // 4, weigh=file_index_bytes
+        )  # directory fingerprint -> file index
         self._file_types: dict[tuple[str, int, int], str] = {}  # (path, size, mtime) -> inventory type
 
     # -- artifacts ---------------------------------------------------------------------------

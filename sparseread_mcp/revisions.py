@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import sys
 
 from .artifacts import Artifact, LruCache, content_rev, decode_text
 from .gitrev import GitRevisions
 from .roots import ResolvedPath
+
+#: Memory for earlier versions' texts (what `since` diffs and old pointers are answered from).
+_TEXTS_BYTES = 128 * 1024 * 1024
 
 
 class Revisions:
@@ -15,7 +19,8 @@ class Revisions:
 
     def __init__(self) -> None:
         self.git = GitRevisions()
-        self._texts: LruCache[str, str] = LruCache(128)  # rev (commit or sha256: prefix) -> text
+        # rev (commit or sha256: prefix) -> text; earlier versions of large files would otherwise pile up
+        self._texts: LruCache[str, str] = LruCache(128, max_bytes=_TEXTS_BYTES, weigh=sys.getsizeof)
 
     def stamp(self, artifact: Artifact) -> Artifact:
         """The artifact with its commit when git tracks it unmodified."""

@@ -1,29 +1,42 @@
 # sparseread-mcp in a container: streamable HTTP on port 8765 by default, stdio with `docker run -i`.
-FROM python:3.11-slim
+# The base is an argument so it can be swapped: docker build --build-arg PYTHON_IMAGE=python:3.12-slim .
+ARG PYTHON_IMAGE=python:3.11-slim
+
+# Stage 1: the wheel, built from this checkout (the same artifact CI tests and uvx runs).
+FROM ${PYTHON_IMAGE} AS wheel
+WORKDIR /src
+COPY pyproject.toml README.md LICENSE ./
+COPY sparseread_mcp ./sparseread_mcp
+COPY skills ./skills
+RUN pip install --no-cache-dir "build>=1.2,<2" "hatchling>=1.25,<2" \
+    && python -m build --wheel --no-isolation --outdir /dist .
+
+# Stage 2: the server, installed from that wheel; no sources, no build tools.
+FROM ${PYTHON_IMAGE}
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
     SPARSEREAD_CACHE_DIR=/home/reader/.cache/sparseread-mcp
 
-WORKDIR /app
-COPY pyproject.toml README.md LICENSE ./
-COPY sparseread_mcp ./sparseread_mcp
+COPY --from=wheel /dist /tmp/dist
 # The pdf extra brings PyMuPDF (AGPL-3.0); git lets pointers cite commits in mounted repositories.
 RUN apt-get update \
     && apt-get install -y --no-install-recommends git \
     && rm -rf /var/lib/apt/lists/* \
-    && pip install --no-cache-dir ".[pdf]" \
+    && wheel="$(find /tmp/dist -name 'sparseread_mcp-*.whl')" \
+    && pip install --no-cache-dir "${wheel}[pdf]" \
+    && rm -rf /tmp/dist \
     && useradd --create-home --uid 10001 reader \
-    && mkdir /data && chown reader /data
+    && mkdir /workspace
 
+# Mount what the agent may read at /workspace, read-only: docker run -v "$PWD":/workspace:ro ...
+WORKDIR /workspace
 USER 10001
-VOLUME ["/data"]
+VOLUME ["/workspace"]
 EXPOSE 8765
 HEALTHCHECK --interval=30s --timeout=5s --retries=3 \
     CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8765/healthz', timeout=4)"]
 
-# Binds all interfaces inside the container; the Host and Origin checks still allow only loopback names,
-# so publish the port on the host's loopback: docker run -p 127.0.0.1:8765:8765 -v "$PWD":/data ...
-ENTRYPOINT ["sparseread-mcp", "--root", "/data"]
+ENTRYPOINT ["sparseread-mcp", "--root", "/workspace"]
 CMD ["--http", "--host", "0.0.0.0", "--port", "8765"]

@@ -1,0 +1,83 @@
+"""The built wheel carries its package data, and its installed entry point serves MCP over stdio.
+
+`.ci/run` builds the wheel, installs it into a fresh virtual environment, runs `uvx --from dist/<wheel>
+sparseread-mcp --version`, and exports SPARSEREAD_WHEEL and SPARSEREAD_INSTALLED (the fresh
+environment's console script) for these tests; locally they build the wheel themselves when `build` and
+`hatchling` are installed, and skip what is missing (under CI=true a missing piece fails).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import anyio
+import pytest
+from conftest import FIXTURES, REPO
+from mcp import Client, StdioServerParameters
+from needs import missing
+
+from sparseread_mcp import __version__
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if built := os.environ.get("SPARSEREAD_WHEEL"):
+        return Path(built)
+    if importlib.util.find_spec("build") is None or importlib.util.find_spec("hatchling") is None:
+        missing("building the wheel needs `build` and `hatchling` (pip install -e '.[dev]')")
+    out = tmp_path_factory.mktemp("dist")
+    command = [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(REPO)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    [path] = out.glob("sparseread_mcp-*.whl")
+    return path
+
+
+def test_the_wheel_ships_its_package_data_and_entry_point(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        dist_info = next(n.split("/")[0] for n in names if n.endswith(".dist-info/METADATA"))
+        metadata = archive.read(f"{dist_info}/METADATA").decode()
+        entry_points = archive.read(f"{dist_info}/entry_points.txt").decode()
+        skill = archive.read("sparseread_mcp/skills/sparseread/SKILL.md").decode()
+    assert {"sparseread_mcp/calibration.json", "sparseread_mcp/py.typed", "sparseread_mcp/__main__.py"} <= names
+    assert skill == (REPO / "skills" / "sparseread" / "SKILL.md").read_text()
+    assert not any(n.startswith(("tests/", "bench/")) for n in names)
+    assert "sparseread-mcp = sparseread_mcp.cli:main" in entry_points
+    requires = [
+        line.removeprefix("Requires-Dist: ") for line in metadata.splitlines() if line.startswith("Requires-Dist:")
+    ]
+    core = [r for r in requires if "extra ==" not in r]
+    assert core and all("<" in r for r in core), "every runtime dependency has an upper bound"
+    assert "Provides-Extra: pdf" in metadata
+
+
+def installed() -> str:
+    script = os.environ.get("SPARSEREAD_INSTALLED")
+    if not script:
+        missing("SPARSEREAD_INSTALLED (the console script of an environment the wheel was installed into) is unset")
+    assert script is not None
+    return script
+
+
+def test_the_installed_script_reports_its_version() -> None:
+    done = subprocess.run([installed(), "--version"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == f"sparseread-mcp {__version__}"
+
+
+@pytest.mark.anyio
+async def test_the_installed_entry_point_serves_mcp_over_stdio(tmp_path: Path) -> None:
+    (tmp_path / "contract.md").write_text((FIXTURES / "contract.md").read_text())
+    params = StdioServerParameters(command=installed(), args=["--root", str(tmp_path)])
+    with anyio.fail_after(60):
+        async with Client(params) as client:
+            tools = {t.name for t in (await client.list_tools()).tools}
+            preview = await client.call_tool("sro_preview", {"path": "contract.md"})
+    assert {"sro_preview", "sro_read", "sro_card", "sro_compact"} <= tools
+    assert preview.structured_content is not None
+    assert "ZEBRA-RENEWAL-7731" in preview.structured_content["content"]

@@ -5,7 +5,7 @@ Field names here are what clients and our evaluations rely on; change them only 
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
@@ -28,12 +28,16 @@ class Slot(_Model):
     aliases: list[str] = Field(default_factory=list, max_length=32, description="Other words for it.")
 
 
+#: An empty needle matches everywhere and says nothing: refused where the intent is validated.
+Needle = Annotated[str, Field(min_length=1)]
+
+
 class Intent(_Model):
     """What the agent needs for its next decision. Unsaid fields come from the session intent."""
 
     goal: str | None = Field(None, max_length=8000, description="The question or claim, in words.")
     slots: list[Slot] | None = Field(None, max_length=16, description="Named pieces of evidence to collect.")
-    needles: list[str] | None = Field(
+    needles: list[Needle] | None = Field(
         None, max_length=32, description="Exact strings to find (case-insensitive); '/regex/' for patterns."
     )
     want: Want | None = Field(None, description="Answer shape: fact, list, count, table, verbatim or summary.")

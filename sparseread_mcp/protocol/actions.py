@@ -39,6 +39,8 @@ def slots_of(intent: Intent) -> list[Slot]:
     if intent.slots:
         return list(intent.slots)
     question = intent.goal or " ".join(intent.needles or [])
+    if not question:
+        return []  # nothing asked (a refine with only `want`, an empty goal): no implicit slot
     return [Slot(id=GOAL_SLOT, question=question, aliases=list(intent.needles or []))]
 
 

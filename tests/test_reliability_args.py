@@ -1,0 +1,89 @@
+"""Tool arguments are validated with messages naming the field; internal failures answer with an id only."""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from sparseread_mcp import ReadEngine, ReadRequest, Settings
+from sparseread_mcp import collection as collection_module
+from sparseread_mcp.server import create_server
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    (tmp_path / "notes.md").write_text("# Notes\n\nThe ARGS-MARK paragraph.\n\nAnother paragraph.\n")
+    return tmp_path
+
+
+BAD_ARGUMENTS = [
+    ({"target": "notes.md", "intent": {"needles": [""]}}, "intent.needles.0"),
+    ({"target": "notes.md", "budget_tokens": 10}, "budget_tokens"),
+    ({"target": "notes.md", "budget_tokens": 10**6}, "budget_tokens"),
+    ({"target": "notes.md", "action": "delete"}, "action"),
+    ({"target": "notes.md", "view": "everything"}, "view"),
+    ({"target": "notes.md", "intent": {"want": "all"}}, "intent.want"),
+    ({"target": "notes.md", "intent": {"slots": [{"id": "", "question": "q"}]}}, "intent.slots.0.id"),
+    ({"target": "notes.md", "intent": {"goal": "x" * 9000}}, "intent.goal"),
+    ({}, "target"),
+]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("arguments", "field"), BAD_ARGUMENTS)
+async def test_a_bad_argument_is_a_tool_error_naming_its_field(
+    root: Path, arguments: dict[str, object], field: str
+) -> None:
+    async with Client(create_server(Settings(roots=(root,)))) as client:
+        result = await client.call_tool("sro_read", arguments)
+    message = result.content[0].text  # type: ignore[union-attr]
+    assert result.is_error and field in message, message
+    assert "internal error" not in message and "Traceback" not in message
+
+
+@pytest.mark.anyio
+async def test_an_intent_that_asks_nothing_is_answered_not_crashed(root: Path) -> None:
+    """An empty goal (or only `want`) once built a slot with an empty question: an internal error."""
+    async with Client(create_server(Settings(roots=(root,)))) as client:
+        for arguments in (
+            {"target": "notes.md#L3", "action": "refine", "intent": {"goal": ""}},
+            {"target": "notes.md#L3", "action": "refine", "intent": {"want": "list"}},
+            {"target": "notes.md", "action": "collect", "intent": {"goal": ""}},
+        ):
+            result = await client.call_tool("sro_read", arguments)
+            text = result.content[0].text  # type: ignore[union-attr]
+            assert "internal error" not in text, (arguments, text)
+
+
+@pytest.mark.anyio
+async def test_an_internal_failure_is_answered_with_an_error_id_and_logged_with_its_detail(
+    root: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    engine = ReadEngine(Settings(roots=(root,)))
+
+    def broken(session_key: str, request: ReadRequest) -> None:
+        raise RuntimeError("disk gremlin at /very/private/path")
+
+    engine.read = broken  # type: ignore[assignment,method-assign]
+    with caplog.at_level(logging.ERROR, logger="sparseread_mcp.server"):
+        async with Client(create_server(engine.settings, engine=engine)) as client:
+            result = await client.call_tool("sro_read", {"target": "notes.md"})
+    message = result.content[0].text  # type: ignore[union-attr]
+    found = re.search(r"internal error \(id ([0-9a-f]{8})\)", message)
+    assert result.is_error and found, message
+    assert "/very/private/path" not in message and "Traceback" not in message
+    logged = [r for r in caplog.records if found.group(1) in r.getMessage()]
+    assert logged and logged[0].exc_info is not None  # the detail is in the server log, under the same id
+
+
+def test_a_directory_walk_past_its_file_limit_says_it_was_cut(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(collection_module, "MAX_FILES", 25)
+    for i in range(80):
+        (tmp_path / f"f{i:03d}.txt").write_text(f"file {i}\n")
+    engine = ReadEngine(Settings(roots=(tmp_path,)))
+    preview = engine.preview("s", ".")
+    assert preview.signals["truncated"] == "yes" and preview.signals["skipped"] == 55

@@ -1,0 +1,392 @@
+"""Token economy of a scripted agent driving the MCP tools over stdio, against one full read per document.
+
+Not a test. Run:  python -m bench.agent_bench [--data ../shared/data] [--limit 10] [--json out.json]
+
+Each question gets a fresh server process (`python -m sparseread_mcp --root DOCS`, the official client's
+stdio transport), so no question inherits another's session. The policy is what an agent told "preview
+first, then collect, refine, verify before citing" does:
+
+1. `sro_preview` the document with the question as intent. A `native` route returns the whole document:
+   the agent has it and reads no further.
+2. `sro_read` action `collect`, the question as goal and as its one slot.
+3. While the slot is not `found`: follow the `cursor` of a paged full view, or `refine`; stop when a call
+   returns nothing new, the gate closes the episode, the agent has received `--exposure-tokens`, or
+   `--max-calls` reads are spent (one is kept for the next step).
+4. `sro_read` action `verify` with the gold answer as the claim.
+
+Tokens received = the text content of every tool result (the compact JSON the model reads), counted with
+the server's tokenizer; the counterfactual is one full read of the document, counted the same way.
+Hit = the evidence returned (every item of every result, or the whole document when it was delivered)
+covers at least 80% of the gold characters. The 2L bound: for every episode, the sparse characters E
+plus the full-view characters delivered must stay within 2 x L, read from each pack's ledger, summed
+independently from the payloads, and read again from `sro_card(trace=true)`; a breach raises.
+`sro_card` and `list_tools` are instrumentation, not counted (the tool schemas are reported once).
+
+Mode `product` runs the server's default settings; mode `sparse` sets SPARSEREAD_NATIVE_FIT_TOKENS=0 so
+small documents are read sparsely too, and runs only on sets where some document went native.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client, StdioServerParameters
+from mcp.types import CallToolResult, TextContent
+
+from sparseread_mcp import Settings
+from sparseread_mcp.calibrate import _gold as gold_spans
+from sparseread_mcp.calibrate import covered
+from sparseread_mcp.tokens import TokenCounter
+
+REPO = Path(__file__).resolve().parent.parent
+SETS = ("financebench", "tatqa", "fetaqa")
+MODES = ("product", "sparse")
+#: Gate decisions after which the episode is closed: refining it would return nothing new.
+CLOSING = frozenset({"full_view", "fallback", "native_fit"})
+BOUND = 2.0
+
+Json = dict[str, Any]
+
+
+class BoundViolation(AssertionError):
+    """An episode exposed more than 2L. `result` holds everything measured, violations included."""
+
+    def __init__(self, message: str, result: Json) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Policy:
+    max_calls: int
+    exposure_tokens: int
+    budget_tokens: int | None
+
+
+@dataclass(slots=True, kw_only=True)
+class Ledger:
+    """One episode's exposure as the packs report it, and as summed here from the payloads."""
+
+    full_view_chars: int
+    reported_chars: int = 0
+    summed_chars: int = 0
+
+    @property
+    def ratio(self) -> float:
+        return max(self.reported_chars, self.summed_chars) / max(1, self.full_view_chars)
+
+
+@dataclass(slots=True, kw_only=True)
+class AgentRun:
+    """What the agent received while answering one question: tokens, evidence spans, decisions, ledgers."""
+
+    text: str
+    counter: TokenCounter
+    route: str = "none"
+    tokens: int = 0
+    calls: int = 0
+    steps: dict[str, int] = field(default_factory=dict)  # tokens received per step: preview, read, verify
+    errors: list[str] = field(default_factory=list)
+    spans: list[tuple[int, int]] = field(default_factory=list)
+    decisions: list[str] = field(default_factory=list)
+    ledgers: dict[str, Ledger] = field(default_factory=dict)
+    unplaced: int = 0  # items whose text is nowhere in the source (scored as nothing)
+    evidence_chars: int = 0  # every evidence character delivered about the document, across episodes
+    starts: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.starts = [0, *(i + 1 for i, ch in enumerate(self.text) if ch == "\n")]
+
+    def receive(self, step: str, result: CallToolResult) -> Json | None:
+        body = "".join(c.text for c in result.content if isinstance(c, TextContent))
+        tokens = self.counter.count(body)
+        self.tokens += tokens
+        self.steps[step] = self.steps.get(step, 0) + tokens
+        self.calls += 1
+        if result.is_error or result.structured_content is None:
+            self.errors.append(body[:200])
+            return None
+        content: Json = result.structured_content
+        return content
+
+    def take_preview(self, preview: Json) -> None:
+        self.route = preview["route"]
+        if preview.get("content") is not None:
+            self.spans.append((0, len(self.text)))
+            self.evidence_chars += len(preview["content"])
+        self.spans.extend(self._span(item) for item in preview.get("samples", []))
+
+    def take_pack(self, pack: Json) -> None:
+        self.decisions.append(pack["gate"]["decision"])
+        self.spans.extend(self._span(item) for item in pack["items"])
+        exposure = pack["exposure"]
+        ledger = self.ledgers.setdefault(pack["episode"]["id"], Ledger(full_view_chars=exposure["full_view_chars"]))
+        reported = exposure["episode_chars"] + exposure.get("full_view_delivered_chars", 0)
+        ledger.reported_chars = max(ledger.reported_chars, reported)
+        ledger.summed_chars += exposure["payload_chars"]
+        self.evidence_chars += exposure["payload_chars"]
+
+    def take_card(self, card: Json) -> None:
+        for state in card["episodes"]:
+            ledger = self.ledgers.setdefault(state["id"], Ledger(full_view_chars=state["full_view_chars"]))
+            # The card says whether the full view was delivered, not how much of it: count all of L.
+            full = state["full_view_chars"] if state["full_view_delivered"] else 0
+            ledger.reported_chars = max(ledger.reported_chars, state["episode_chars"] + full)
+
+    def _span(self, item: Json) -> tuple[int, int]:
+        """The item's character span in the source: its line range when the text there is the item's text
+        (it is verbatim), else wherever its text occurs; an item found nowhere counts for nothing."""
+        text, lines = item["text"], item.get("lines")
+        if lines:
+            first, last = int(lines[0]), int(lines[1])
+            start = self.starts[min(first, len(self.starts)) - 1]
+            end = self.starts[last] - 1 if last < len(self.starts) else len(self.text)
+            if self.text[start:end] == text:
+                return start, end
+        start = self.text.find(text) if text else -1
+        if start < 0:
+            self.unplaced += 1
+            return 0, 0
+        return start, start + len(text)
+
+
+def claim_of(question: Json) -> str:
+    answer = question.get("answer", "")
+    return ", ".join(str(a) for a in answer) if isinstance(answer, list) else str(answer)
+
+
+async def agent(client: Client, target: str, question: Json, policy: Policy, seen: AgentRun) -> str:
+    """The scripted policy; returns the verification status."""
+    ask = str(question["question"])[:8000]
+    intent = {"goal": ask, "slots": [{"id": "answer", "question": ask}]}
+    budget = {"budget_tokens": policy.budget_tokens} if policy.budget_tokens else {}
+    preview = seen.receive(
+        "preview", await client.call_tool("sro_preview", {"path": target, "intent": intent, **budget})
+    )
+    if preview is not None:
+        seen.take_preview(preview)
+    if preview is not None and preview["route"] != "native":
+        args: Json = {"target": target, "action": "collect", "intent": intent, **budget}
+        reads = 0
+        while reads < policy.max_calls - 1:
+            pack = seen.receive("read", await client.call_tool("sro_read", args))
+            reads += 1
+            if pack is None:
+                break
+            seen.take_pack(pack)
+            found = bool(pack["coverage"]) and all(c["status"] == "found" for c in pack["coverage"])
+            if found or seen.tokens >= policy.exposure_tokens:
+                break
+            if pack.get("cursor"):
+                args = {"target": target, "cursor": pack["cursor"], **budget}
+            elif pack["gate"]["decision"] in CLOSING or not pack["items"]:
+                break
+            else:
+                args = {"target": target, "action": "refine", **budget}
+    verify_args = {"target": target, "action": "verify", "intent": {"goal": claim_of(question)[:8000]}}
+    verified = seen.receive("verify", await client.call_tool("sro_read", verify_args))
+    if verified is None:
+        return "error"
+    seen.take_pack(verified)
+    return str((verified.get("verification") or {}).get("status", "none"))
+
+
+async def run_question(docs: Path, question: Json, policy: Policy, mode: str, counter: TokenCounter) -> Json:
+    target = Path(question["doc_file"]).name
+    text = (docs / target).read_text(encoding="utf-8")
+    seen = AgentRun(text=text, counter=counter)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SPARSEREAD_")}
+    if mode == "sparse":
+        env["SPARSEREAD_NATIVE_FIT_TOKENS"] = "0"
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "sparseread_mcp", "--root", str(docs)], env=env, cwd=str(REPO)
+    )
+    with anyio.fail_after(300):
+        async with Client(params) as client:
+            status = await agent(client, target, question, policy, seen)
+            card = await client.call_tool("sro_card", {"trace": True})
+            if card.is_error or card.structured_content is None:
+                seen.errors.append(f"sro_card failed, its ledgers are not checked: {card.content}"[:200])
+            else:
+                seen.take_card(card.structured_content)
+    gold = gold_spans(question)
+    share = covered(seen.spans, gold) if gold else None
+    full = counter.count(text)
+    return {
+        "qid": question["qid"],
+        "mode": mode,
+        "route": seen.route,
+        "calls": seen.calls,
+        "tokens": seen.tokens,
+        "steps": seen.steps,
+        "full_tokens": full,
+        "ratio": seen.tokens / max(1, full),
+        "gold_share": share,
+        "hit": share is not None and share >= 0.8,
+        "verify": status,
+        "decisions": seen.decisions,
+        "errors": seen.errors,
+        "unplaced_items": seen.unplaced,
+        "episode_ratio": max((led.ratio for led in seen.ledgers.values()), default=0.0),
+        "episodes": {k: asdict(v) for k, v in seen.ledgers.items()},
+        "artifact_ratio": seen.evidence_chars / max(1, len(text)),
+    }
+
+
+def sample(folder: Path, limit: int, seed: int) -> list[Json]:
+    rows = [json.loads(line) for line in (folder / "questions.jsonl").read_text().splitlines() if line.strip()]
+    rows = [r for r in rows if gold_spans(r) and "doc_file" in r]
+    picked = sorted(random.Random(seed).sample(range(len(rows)), min(limit, len(rows))))
+    return [rows[i] for i in picked]
+
+
+def summarize(name: str, mode: str, runs: list[Json]) -> Json:
+    med = statistics.median
+    ours, full = med(r["tokens"] for r in runs), med(r["full_tokens"] for r in runs)
+    return {
+        "set": name,
+        "mode": mode,
+        "questions": len(runs),
+        "native_share": sum(r["route"] == "native" for r in runs) / len(runs),
+        "median_tokens": ours,
+        "median_full_tokens": full,
+        "ratio_of_medians": ours / full,
+        "median_ratio": med(r["ratio"] for r in runs),
+        "total_ratio": sum(r["tokens"] for r in runs) / sum(r["full_tokens"] for r in runs),
+        "hit_share": sum(r["hit"] for r in runs) / len(runs),
+        "median_calls": med(r["calls"] for r in runs),
+        "median_steps": {k: med(r["steps"].get(k, 0) for r in runs) for k in ("preview", "read", "verify")},
+        "verify": dict(Counter(r["verify"] for r in runs)),
+        "full_view": sum("full_view" in r["decisions"] for r in runs),
+        "fallbacks": sum("fallback" in r["decisions"] for r in runs),
+        "errors": sum(bool(r["errors"]) for r in runs),
+        "unplaced_items": sum(r["unplaced_items"] for r in runs),
+        "max_episode_ratio": max(r["episode_ratio"] for r in runs),
+        "max_artifact_ratio": max(r["artifact_ratio"] for r in runs),
+    }
+
+
+def table(rows: list[Json], policy: Policy, schema_tokens: tuple[int, int]) -> list[str]:
+    lines = [
+        f"Scripted agent over stdio: preview, collect, refine (<= {policy.max_calls} reads, stop at "
+        f"{policy.exposure_tokens:,} tokens received), verify. Tokens = tool results as the model reads them.",
+        f"Tool schemas (list_tools, paid once per prompt, not counted below): {schema_tokens[0]:,} tokens "
+        f"(names, descriptions, input schemas), {schema_tokens[1]:,} with the output schemas.",
+        f"{'set':<13}{'mode':<9}{'n':>4}{'native':>8}{'ours med':>10}{'full med':>10}{'ratio':>8}"
+        f"{'med q':>8}{'total':>8}{'hit>=80%':>10}{'calls':>7}{'full':>5}{'fallbk':>7}{'max E/L':>9}{'doc/L':>7}"
+        "  verify",
+    ]
+    for r in rows:
+        verify = " ".join(f"{k}:{v}" for k, v in sorted(r["verify"].items()))
+        lines.append(
+            f"{r['set']:<13}{r['mode']:<9}{r['questions']:>4}{100 * r['native_share']:>7.0f}%"
+            f"{r['median_tokens']:>10,.0f}{r['median_full_tokens']:>10,.0f}{r['ratio_of_medians']:>8.3f}"
+            f"{r['median_ratio']:>8.3f}{r['total_ratio']:>8.3f}{100 * r['hit_share']:>9.0f}%"
+            f"{r['median_calls']:>7.1f}{r['full_view']:>5}{r['fallbacks']:>7}{r['max_episode_ratio']:>9.3f}"
+            f"{r['max_artifact_ratio']:>7.2f}  {verify}"
+        )
+        lines.append(
+            f"{'':<13}{'full read':<9}{r['questions']:>4}{'':>8}{r['median_full_tokens']:>10,.0f}"
+            f"{r['median_full_tokens']:>10,.0f}{1.0:>8.3f}{1.0:>8.3f}{1.0:>8.3f}{100.0:>9.0f}%{1.0:>7.1f}"
+        )
+    for r in rows:
+        if r["errors"] or r["unplaced_items"]:
+            lines.append(
+                f"  ! {r['set']} {r['mode']}: {r['errors']} question(s) with tool errors, "
+                f"{r['unplaced_items']} item(s) not found verbatim in the source (see --json)"
+            )
+    lines.append("Where the tokens went, medians per question (preview / collect, refine and cursor pages / verify):")
+    for r in rows:
+        steps = r["median_steps"]
+        lines.append(
+            f"  {r['set']:<13}{r['mode']:<9}{steps['preview']:>8,.0f} /{steps['read']:>8,.0f} /{steps['verify']:>6,.0f}"
+        )
+    lines += [
+        "ratio = median ours / median full read; med q = median of per-question ratios; total = sum / sum.",
+        "hit: the evidence returned covers >= 80% of the gold characters (a full read always does).",
+        "full / fallbk: questions where a read answered with the full view (the selector's choice, or a cursor "
+        "page of it) / where the gate withheld a sparse batch and fell back to it.",
+        "max E/L: the largest (sparse + full-view chars) / L of any episode (bound 2); doc/L: all evidence "
+        "chars delivered about the document, every episode and the preview, / L.",
+    ]
+    return lines
+
+
+async def schema_tokens(docs: Path, counter: TokenCounter) -> tuple[int, int]:
+    """Tokens of the tool list: as most clients show it to the model, and with the output schemas too."""
+    params = StdioServerParameters(command=sys.executable, args=["-m", "sparseread_mcp", "--root", str(docs)])
+    async with Client(params) as client:
+        tools = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in (await client.list_tools()).tools]
+    shown = [{k: t[k] for k in ("name", "description", "inputSchema") if k in t} for t in tools]
+    return counter.count(json.dumps(shown)), counter.count(json.dumps(tools))
+
+
+def main(argv: list[str] | None = None) -> Json:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
+    parser.add_argument("--sets", nargs="+", choices=SETS, default=list(SETS))
+    parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
+    parser.add_argument("--limit", type=int, default=10, help="questions per set (10), a seeded sample")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-calls", type=int, default=6, help="sro_read calls per question, verify included (6)")
+    parser.add_argument("--exposure-tokens", type=int, default=12_000, help="stop refining past this (12000)")
+    parser.add_argument("--budget-tokens", type=int, help="budget_tokens of each call (default: the server's)")
+    parser.add_argument("--json", type=Path, help="write the numbers here")
+    args = parser.parse_args(argv)
+    policy = Policy(max_calls=args.max_calls, exposure_tokens=args.exposure_tokens, budget_tokens=args.budget_tokens)
+    settings = Settings.from_env()
+    counter = TokenCounter(settings.tokenizer, margin=settings.token_margin)
+    rows: list[Json] = []
+    questions: list[Json] = []
+    for name in args.sets:
+        folder = args.data / name
+        picked = sample(folder, args.limit, args.seed)
+        for mode in args.modes:
+            if mode == "sparse" and rows and rows[-1]["set"] == name and not rows[-1]["native_share"]:
+                continue  # nothing went native: the sparse mode would repeat the same reads
+            runs = []
+            for q in picked:
+                runs.append(anyio.run(run_question, folder / "docs", q, policy, mode, counter))
+                print(f"  {name} {mode} {q['qid']}: {runs[-1]['tokens']:,} tokens", file=sys.stderr, flush=True)
+            questions += [{"set": name, **r} for r in runs]
+            rows.append(summarize(name, mode, runs))
+    schema = anyio.run(schema_tokens, args.data / SETS[0] / "docs", counter)
+    for line in table(rows, policy, schema):
+        print(line, flush=True)
+    violations = [
+        f"{q['set']} {q['mode']} {q['qid']} episode {ep}: {led['reported_chars']:,}/{led['summed_chars']:,} chars "
+        f"> 2 x L={led['full_view_chars']:,}"
+        for q in questions
+        for ep, led in q["episodes"].items()
+        if max(led["reported_chars"], led["summed_chars"]) > BOUND * led["full_view_chars"]
+    ]
+    worst = max((q["episode_ratio"] for q in questions), default=0.0)
+    print(f"2L bound: max episode exposure / L = {worst:.3f} over {len(questions)} questions", flush=True)
+    result: Json = {
+        "policy": asdict(policy),
+        "schema_tokens": {"input": schema[0], "with_output": schema[1]},
+        "sets": rows,
+        "questions": questions,
+        "bound": {"max_episode_ratio": worst, "violations": violations},
+    }
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1))
+    if violations:
+        for line in violations:
+            print("2L BOUND VIOLATED: " + line, flush=True)
+        raise BoundViolation(f"{len(violations)} episode(s) exposed more than 2L", result)
+    return result
+
+
+if __name__ == "__main__":
+    main()

@@ -356,7 +356,10 @@ def main(argv: list[str] | None = None) -> Json:
                 continue  # nothing went native: the sparse mode would repeat the same reads
             runs = []
             for q in picked:
-                runs.append(anyio.run(run_question, folder / "docs", q, policy, mode, counter))
+                try:
+                    runs.append(anyio.run(run_question, folder / "docs", q, policy, mode, counter))
+                except Exception as exc:  # the server died or never started: its stderr is above
+                    raise RuntimeError(f"the server failed on {name} {q['qid']} ({mode}): {exc!r}") from exc
                 print(f"  {name} {mode} {q['qid']}: {runs[-1]['tokens']:,} tokens", file=sys.stderr, flush=True)
             questions += [{"set": name, **r} for r in runs]
             rows.append(summarize(name, mode, runs))

@@ -1,65 +1,124 @@
 """`sparseread-mcp calibrate`: rebuild the calibration table from development question sets.
 
 Any folder with a `questions.jsonl` whose rows name a `doc_file` and gold character spans (`gold_spans`
-[{start, end}], `gold_spans_merged` [[start, end]] or `gold_row_spans`) is a calibration set. Each request
-is answered by every configuration at the default focus exposure; success means the returned passages
-cover at least 80% of the gold characters. Only counts and mean exposures are written, never the data.
+[{start, end}], `gold_spans_merged` [[start, end]] or `gold_row_spans`) is a calibration set. Requests
+are split by a hash of their id: one half calibrates, the other is kept for evaluation (the benchmark
+scores the selector there, never on what it was calibrated on). Each calibration request is answered by
+every configuration this installation can run, with the exposure a live `focus` uses
+(`exposure_chars`); success means the evidence shown covers at least 80% of the gold characters. Only
+counts and mean exposures are written, never the data.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from .artifacts import load_artifact
 from .errors import SparsereadError
-from .locate import LOCATORS
+from .locate import LocatorSet
 from .locate.base import build_query
+from .locate.exposure import EXPOSURE_FORMS, plan_exposure
+from .protocol.actions import exposure_chars
 from .readers.base import ParsedArtifact
 from .readers.registry import default_registry
 from .roots import Roots
-from .selector import FULL_VIEW, Selector, group_of, intent_type
+from .selector import FULL_VIEW, Selector, configuration_name, group_of, intent_type
 
-EXPOSURE_CHARS = 1_500
+log = logging.getLogger(__name__)
+
 SUCCESS_SHARE = 0.8
+Half = Literal["calibration", "evaluation", "all"]
 
 
-def calibrate(data: Path, *, passage_chars: int = 500) -> Selector:
-    selector = Selector(defaults={})
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One development question, its document parsed, and its gold evidence spans."""
+
+    set_name: str
+    qid: str
+    question: str
+    parsed: ParsedArtifact
+    gold: list[tuple[int, int]]
+    row: dict[str, Any]
+
+    @property
+    def group(self) -> str:
+        kind = intent_type(query=False, verbatim=False, multi_file=False)
+        return group_of(self.parsed.type, len(self.parsed.artifact.text), kind)
+
+
+def half_of(qid: str) -> Half:
+    return "calibration" if hashlib.sha256(qid.encode()).digest()[0] % 2 == 0 else "evaluation"
+
+
+def requests(data: Path, *, half: Half = "calibration", passage_chars: int = 500) -> Iterator[Request]:
+    """Every request with gold spans in every set under `data`, each document parsed once."""
     registry = default_registry()
-    kind = intent_type(query=False, verbatim=False, multi_file=False)
     for questions in sorted(data.glob("*/questions.jsonl")):
         roots = Roots((questions.parent,))
-        parsed_by_doc: dict[str, ParsedArtifact] = {}
-        for line in questions.read_text().splitlines():
+        parsed_by_doc: dict[str, ParsedArtifact | None] = {}
+        for number, line in enumerate(questions.read_text().splitlines()):
             row = json.loads(line)
-            gold = _gold(row)
-            if not gold or "doc_file" not in row:
+            qid = str(row.get("qid", f"{questions.parent.name}-{number}"))
+            gold = gold_spans(row)
+            if not gold or "doc_file" not in row or (half != "all" and half_of(qid) != half):
                 continue
-            try:
-                parsed = parsed_by_doc.get(row["doc_file"])
-                if parsed is None:
-                    location = roots.resolve(row["doc_file"])
-                    reader = registry.reader_for(location.absolute)
-                    artifact = load_artifact(location, binary=reader.binary)
-                    parsed = parsed_by_doc[row["doc_file"]] = reader.parse(artifact, passage_chars=passage_chars)
-            except SparsereadError:
-                continue
-            text = parsed.artifact.text
-            group = group_of(parsed.type, len(text), kind)
-            query = build_query([str(row.get("question", ""))], [])
-            for name in ("bm25", "lexical"):
-                spans = select_within(parsed, LOCATORS[name]().rank(parsed, query), EXPOSURE_CHARS)
-                success = covered(spans, gold) >= SUCCESS_SHARE
+            doc = str(row["doc_file"])
+            if doc not in parsed_by_doc:
+                parsed_by_doc[doc] = _parse(roots, registry, doc, passage_chars)
+            parsed = parsed_by_doc[doc]
+            if parsed is not None:
+                yield Request(questions.parent.name, qid, str(row.get("question", "")), parsed, gold, row)
+
+
+def _parse(roots: Roots, registry: Any, doc: str, passage_chars: int) -> ParsedArtifact | None:
+    try:
+        location = roots.resolve(doc)
+        reader = registry.reader_for(location.absolute)
+        parsed: ParsedArtifact = reader.parse(
+            load_artifact(location, binary=reader.binary), passage_chars=passage_chars
+        )
+        return parsed
+    except SparsereadError as exc:
+        log.warning("skipping %s: %s", doc, exc)
+        return None
+
+
+def answer(
+    request: Request, locators: LocatorSet, method: str, form: str, max_chars: int
+) -> tuple[list[tuple[int, int]], float]:
+    """The spans a configuration shows for a request, and the share of the gold they cover."""
+    query = build_query([request.question], [])
+    ranking = locators.get(method).rank(request.parsed, query)
+    spans = [(s.start, s.end) for s in plan_exposure(request.parsed, ranking, form, max_chars)]  # type: ignore[arg-type]
+    return spans, covered(spans, request.gold)
+
+
+def calibrate(data: Path, *, passage_chars: int = 500, locators: LocatorSet | None = None) -> Selector:
+    locators = locators or LocatorSet()
+    selector = Selector(defaults={})
+    max_chars = exposure_chars(None, passage_chars)
+    for request in requests(data, half="calibration", passage_chars=passage_chars):
+        for method in locators.available:
+            for form in EXPOSURE_FORMS:
+                spans, share = answer(request, locators, method, form, max_chars)
                 selector.record(
-                    group, f"{name} x snippets", success=success, exposed_chars=sum(e - s for s, e in spans)
+                    request.group,
+                    configuration_name(method, form),
+                    success=share >= SUCCESS_SHARE,
+                    exposed_chars=sum(e - s for s, e in spans),
                 )
-            selector.record(group, FULL_VIEW, success=True, exposed_chars=len(text))
+        selector.record(request.group, FULL_VIEW, success=True, exposed_chars=len(request.parsed.artifact.text))
     return selector
 
 
-def _gold(row: dict[str, Any]) -> list[tuple[int, int]]:
+def gold_spans(row: dict[str, Any]) -> list[tuple[int, int]]:
     """Gold character spans, from whichever of the known fields the set provides."""
     spans = row.get("gold_spans")
     if isinstance(spans, list) and spans and isinstance(spans[0], dict):
@@ -71,16 +130,12 @@ def _gold(row: dict[str, Any]) -> list[tuple[int, int]]:
     return []
 
 
+_gold = gold_spans  # the benches' earlier name
+
+
 def select_within(parsed: ParsedArtifact, ranking: list[tuple[int, float]], max_chars: int) -> list[tuple[int, int]]:
-    """Greedy by rank: take each passage that still fits the character budget (looking 50 deep)."""
-    spans, used = [], 0
-    for index, _ in ranking[:50]:
-        passage = parsed.passages[index]
-        size = passage.end - passage.start
-        if used + size <= max_chars:
-            spans.append((passage.start, passage.end))
-            used += size
-    return spans
+    """Snippets by rank within a character budget (no relative cutoff): the plain baseline."""
+    return [(s.start, s.end) for s in plan_exposure(parsed, ranking, "snippets", max_chars, cutoff=0.0)]
 
 
 def covered(spans: list[tuple[int, int]], gold: list[tuple[int, int]]) -> float:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
-from .config import Settings, store_setting
+from .config import LOCATION_CHOICES, Settings, store_setting
 from .errors import SparsereadError
 from .logs import configure as configure_logs
 
@@ -96,6 +96,12 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--token-margin", type=float, default=argparse.SUPPRESS, help="add this share to every count (0.15 = +15%%)"
     )
+    parser.add_argument(
+        "--location",
+        choices=LOCATION_CHOICES,
+        default=argparse.SUPPRESS,
+        help="auto (the calibrated selector, default) or one fixed method; dense and hybrid need [semantic]",
+    )
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
@@ -105,6 +111,8 @@ def settings_from(args: argparse.Namespace) -> Settings:
         changes["roots"] = tuple(Path(r) for r in args.root)
     if getattr(args, "tokenizer", None):
         changes["tokenizer"] = args.tokenizer
+    if getattr(args, "location", None):
+        changes["location"] = args.location
     if getattr(args, "token_margin", None) is not None:
         changes["token_margin"] = args.token_margin
     if getattr(args, "host", None):

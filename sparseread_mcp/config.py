@@ -11,6 +11,8 @@ from .errors import ConfigError
 
 #: Responses never exceed this many tokens (90% of the common 25k client cap).
 HARD_RESPONSE_CAP_TOKENS = 22_500
+#: `auto` (the calibrated selector) or one fixed location method.
+LOCATION_CHOICES = ("auto", "lexical", "bm25", "dense", "hybrid")
 #: The smallest budget that holds a pack's frame (episode, exposure, gate, coverage) and a short passage.
 MIN_BUDGET_TOKENS = 600
 
@@ -26,6 +28,11 @@ class Settings:
     default_budget_tokens: int = 8_000
     #: Target size of one passage, in characters; structure wins over this size.
     passage_chars: int = 500
+    #: How evidence is located: `auto` lets the calibrated selector choose per artifact type, size and
+    #: intent; `lexical`, `bm25`, `dense` or `hybrid` fixes the method (the last two need `[semantic]`).
+    location: str = "auto"
+    #: Embedding model for dense and hybrid location: a name or a local directory (offline).
+    semantic_model: str = "all-MiniLM-L6-v2"
     #: Token encoding used for every count (bundled, offline).
     tokenizer: str = "o200k_base"
     #: Extra share added to every token count, for clients whose tokenizer counts more (0.15 = +15%).
@@ -66,6 +73,8 @@ class Settings:
             )
         if self.native_fit_tokens < 0:
             raise ConfigError(f"native fit threshold {self.native_fit_tokens} must be >= 0")
+        if self.location not in LOCATION_CHOICES:
+            raise ConfigError(f"location {self.location!r} is not known: choose one of {', '.join(LOCATION_CHOICES)}")
         if self.passage_chars < 200:
             raise ConfigError(f"passage size {self.passage_chars} chars is too small: use at least 200")
         for key, value in (
@@ -117,6 +126,10 @@ class Settings:
                 values[name] = tuple(v.strip() for v in env[key].split(",") if v.strip())
         if "SPARSEREAD_HOST" in env:
             values["host"] = env["SPARSEREAD_HOST"]
+        if "SPARSEREAD_LOCATION" in env:
+            values["location"] = env["SPARSEREAD_LOCATION"]
+        if env.get("SPARSEREAD_SEMANTIC_MODEL"):
+            values["semantic_model"] = env["SPARSEREAD_SEMANTIC_MODEL"]
         if "SPARSEREAD_TOKENIZER" in env:
             values["tokenizer"] = env["SPARSEREAD_TOKENIZER"]
         return cls(**values)  # type: ignore[arg-type]

@@ -28,8 +28,9 @@ from .gate.ledger import Ledger
 from .gate.route import choose_route
 from .indexcache import IndexCache
 from .large import large_card, read_range
-from .locate import get_locator
-from .models import Card, EvidencePack, GateDecision, Intent, OpResult, Preview
+from .locate import LocatorSet, get_locator
+from .locate.exposure import ExposureForm
+from .models import Card, EvidencePack, GateDecision, Intent, OpResult, Preview, Selection
 from .preview import binary_card, build_preview
 from .protocol import actions
 from .protocol.card import build_card
@@ -43,6 +44,8 @@ from .readers.registry import ReaderRegistry, default_registry
 from .revisions import Revisions
 from .roots import Roots
 from .savings import build_trace, card_call, preview_call, read_call
+from .selection import Selection as ConfigurationSelection
+from .selector import FULL_VIEW, Choice
 from .tokens import TokenCounter, stamp_tokens
 from .views import card_pack, full_or_degraded, lines_of, outline_pack
 
@@ -72,6 +75,8 @@ class ReadEngine:
         # Replicas on a shared store share parsed artifacts too, through the cache directory.
         self.index_cache = IndexCache(settings.cache_dir) if isinstance(settings.store, str) else None
         self.locator = get_locator("bm25")
+        self.locators = LocatorSet(semantic_model=settings.semantic_model, cache_dir=settings.cache_dir)
+        self.selection = ConfigurationSelection(settings, self.locators)
         cache_bytes = settings.cache_mb * 1024 * 1024  # 3/4 for parsed files, 1/4 for directory indexes
         self._parsed: LruCache[tuple[str, str, str], ParsedArtifact] = LruCache(
             32, max_bytes=cache_bytes * 3 // 4, weigh=parsed_bytes
@@ -311,7 +316,9 @@ class ReadEngine:
             cands = actions.refine(parsed, episode, request.intent, self.locator, around=None)
             if not cands:
                 extras.next.append("nothing left near the evidence found; try a different goal or needles")
-            return deliver_sparse(d, cands, extras, max_items=actions.max_items(intent))
+            pack = deliver_sparse(d, cands, extras, max_items=actions.max_items(intent))
+            self.selection.follow_up(episode.id, pack.exposure.payload_chars)
+            return pack
         missing = missing_for_location(intent)
         if missing is not None:
             extras.message = missing
@@ -319,15 +326,26 @@ class ReadEngine:
         assert intent is not None
         if intent.want == "count" and (intent.needles):
             extras.result = self._count(parsed, intent)
+        choice = self.selection.choose(parsed, intent)
+        extras.selection = Selection(configuration=f"{parsed.type} x {choice.configuration}", reason=choice.reason)
+        if choice.configuration == FULL_VIEW:
+            return full_or_degraded(d, route, self.counter, extras, decision="full_view", reason=choice.reason)
+        locator = self.locators.get(choice.method)
+        form: ExposureForm = "windows" if choice.form == "windows" else "snippets"
+        max_chars = actions.exposure_chars(intent, self.settings.passage_chars)
         if action == "collect":
-            cands = actions.collect(parsed, intent, self.locator, episode)
-            limit = max(actions.max_items(intent), 2 * len(actions.slots_of(intent)))
+            slot_count = len(actions.slots_of(intent))
+            limit = max(actions.max_items(intent), 2 * slot_count)
+            max_chars = max(max_chars, 2 * slot_count * self.settings.passage_chars)
+            cands = actions.collect(parsed, intent, locator, episode, form=form, max_chars=max_chars)
         else:
-            cands, ranking = actions.focus(parsed, intent, self.locator, episode)
+            cands, ranking = actions.focus(parsed, intent, locator, episode, form=form, max_chars=max_chars)
             episode.ranking = ranking[: actions.RANKING_KEPT]  # refine needs the head of it, not every passage
             limit = actions.max_items(intent)
         extras.next.extend(self._next_steps(action))
-        return deliver_sparse(d, cands, extras, max_items=limit)
+        pack = deliver_sparse(d, cands, extras, max_items=limit)
+        self._note_answer(episode, choice, pack)
+        return pack
 
     def _anchored(self, d: Delivery, start: int, end: int, extras: Extras) -> EvidencePack:
         """An explicit range is delivered whole or not at all; too large, it suggests sub-ranges."""
@@ -520,6 +538,13 @@ class ReadEngine:
             f"{parsed.type} reader; located with {self.locator.name} over {len(parsed.passages)} passages "
             f"({len(parsed.artifact.text)} chars, {parsed.lines.line_count} lines)"
         )
+
+    def _note_answer(self, episode: Episode, choice: Choice, pack: EvidencePack) -> None:
+        """The first sparse answer names the episode's configuration; a repeated one is its follow-up."""
+        if self.selection.has_answered(episode.id):
+            self.selection.follow_up(episode.id, pack.exposure.payload_chars)
+        else:
+            self.selection.answered(episode.id, choice)
 
     @staticmethod
     def _next_steps(action: str) -> list[str]:

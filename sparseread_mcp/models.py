@@ -154,6 +154,13 @@ class Preview(_Model):
     tokenizer: str = "o200k_base"
 
 
+class Selection(_Model):
+    """The configuration (reader x method x exposure) that answered, and why it was chosen."""
+
+    configuration: str
+    reason: str
+
+
 class EvidencePack(_Model):
     episode: EpisodeRef
     action: str
@@ -166,6 +173,7 @@ class EvidencePack(_Model):
     scope: str = Field(description="What was processed to produce this answer.")
     exposure: Exposure
     gate: Gate
+    selection: Selection | None = Field(None, description="How this evidence was located and shown, and why.")
     retire: list[str] = Field(default_factory=list, description="Earlier pointers the full view supersedes.")
     already_delivered: list[str] = Field(default_factory=list, description="Matches sent earlier; not resent.")
     invalidated: list[str] = Field(default_factory=list, description="Earlier evidence whose file changed.")

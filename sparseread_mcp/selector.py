@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import threading
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +21,8 @@ MIN_REQUESTS = 20
 CALL_OVERHEAD_CHARS = 400
 Z95 = 1.959964
 FULL_VIEW = "full_view"
+#: A type with too few calibration requests reads with this.
+FALLBACK_CONFIGURATION = "bm25 x snippets"
 SIZE_BANDS = ((8_000, "<=8k"), (32_000, "8k-32k"))
 TABLE = Path(__file__).with_name("calibration.json")
 
@@ -51,6 +54,18 @@ def group_of(artifact_type: str, full_view_chars: int, kind: str) -> str:
     return f"{artifact_type}|{size_band(full_view_chars)}|{kind}"
 
 
+def configuration_name(method: str, form: str) -> str:
+    return f"{method} x {form}"
+
+
+def split_configuration(name: str) -> tuple[str, str]:
+    """(method, exposure form) of a configuration name; the full view is ("full_view", "full")."""
+    if name == FULL_VIEW:
+        return FULL_VIEW, "full"
+    method, _, form = name.partition(" x ")
+    return method, form or "snippets"
+
+
 @dataclass(slots=True)
 class Stats:
     trials: int = 0
@@ -72,6 +87,15 @@ class Stats:
 class Choice:
     configuration: str
     reason: str
+    group: str = ""
+
+    @property
+    def method(self) -> str:
+        return split_configuration(self.configuration)[0]
+
+    @property
+    def form(self) -> str:
+        return split_configuration(self.configuration)[1]
 
 
 @dataclass(slots=True)
@@ -82,22 +106,39 @@ class Selector:
     defaults: dict[str, str] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def choose(self, group: str, artifact_type: str) -> Choice:
-        stats = self.groups.get(group, {})
+    def choose(self, group: str, artifact_type: str, methods: Collection[str] | None = None) -> Choice:
+        """The cheapest configuration whose reliability clears tau, among those whose method is in
+        `methods` (what this installation can run; all when None)."""
+
+        def runnable(name: str) -> bool:
+            return methods is None or name == FULL_VIEW or split_configuration(name)[0] in methods
+
+        with self._lock:
+            stats = {name: s for name, s in self.groups.get(group, {}).items() if runnable(name)}
+            costs = {name: s.cost for name, s in stats.items()}
         requests = max((s.trials for s in stats.values()), default=0)
         if requests < MIN_REQUESTS:
-            default = self.defaults.get(artifact_type, "bm25 x snippets")
+            default = self.defaults.get(artifact_type, FALLBACK_CONFIGURATION)
+            if not runnable(default):
+                default = FALLBACK_CONFIGURATION
             return Choice(
-                default, f"{requests} calibration requests for {group} (< {MIN_REQUESTS}): the {artifact_type} default"
+                default,
+                f"{requests} calibration requests for {group} (< {MIN_REQUESTS}): the {artifact_type} default",
+                group,
             )
-        qualified = [(s.cost, name) for name, s in stats.items() if s.reliability >= TAU and name != FULL_VIEW]
+        qualified = [(costs[name], name) for name, s in stats.items() if s.reliability >= TAU and name != FULL_VIEW]
         if not qualified:
-            return Choice(FULL_VIEW, f"no configuration reaches reliability {TAU} in {group}: the full view")
+            best = max((s.reliability, n) for n, s in stats.items() if n != FULL_VIEW) if len(stats) > 1 else None
+            detail = f" (best: {best[1]} at {best[0]:.2f})" if best else ""
+            return Choice(
+                FULL_VIEW, f"no configuration reaches reliability {TAU} in {group}{detail}: the full view", group
+            )
         cost, name = min(qualified)
         return Choice(
             name,
             f"cheapest with Wilson lower bound >= {TAU} in {group} "
-            f"({stats[name].reliability:.2f}, est. {cost:.0f} chars)",
+            f"({stats[name].reliability:.2f} over {stats[name].trials} requests, est. {cost:.0f} chars)",
+            group,
         )
 
     def observe_follow_up(self, group: str, configuration: str, exposed_chars: int) -> None:

@@ -38,7 +38,9 @@ async def test_stdio_flow_on_a_financebench_filing(
     financebench: Path, financebench_question: dict[str, object]
 ) -> None:
     path, source, question = flow_inputs(financebench, financebench_question)
-    params = StdioServerParameters(command=installed_command(), args=["--root", str(financebench / "docs")])
+    params = StdioServerParameters(
+        command=installed_command(), args=["--root", str(financebench / "docs"), "--location", "bm25"]
+    )
     with anyio.fail_after(120):
         async with Client(params) as client:
             await reading_flow(client, path, source, question)
@@ -57,7 +59,7 @@ def running_http_server(root: Path, log_dir: Path, *extra: str) -> Iterator[str]
     log_path = log_dir / "server.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen(
-            [installed_command(), "--http", "--port", str(port), "--root", str(root), *extra],
+            [installed_command(), "--http", "--port", str(port), "--root", str(root), "--location", "bm25", *extra],
             stdout=subprocess.DEVNULL,
             stderr=log,
         )
@@ -94,7 +96,7 @@ async def test_http_flow_on_a_financebench_filing(
 
 async def test_in_memory_flow(financebench: Path, financebench_question: dict[str, object]) -> None:
     path, source, question = flow_inputs(financebench, financebench_question)
-    server = create_server(Settings(roots=(financebench / "docs",)))
+    server = create_server(Settings(roots=(financebench / "docs",), location="bm25"))
     async with Client(server) as client:
         await reading_flow(client, path, source, question)
 

@@ -80,11 +80,21 @@ def test_the_table_round_trips(tmp_path: Path) -> None:
 
 
 def test_calibration_on_the_development_sets(tmp_path: Path, tatqa: Path) -> None:
-    from sparseread_mcp.calibrate import calibrate
+    from sparseread_mcp.calibrate import calibrate, half_of, requests
+    from sparseread_mcp.locate import LocatorSet
 
     data = tmp_path / "data"
     data.mkdir()
     (data / "tatqa").symlink_to(tatqa)
-    selector = calibrate(data)
+    lexical_only = LocatorSet()
+    lexical_only.semantic = False  # the dense methods are exercised in test_dense.py; here, speed
+    selector = calibrate(data, locators=lexical_only)
     group = selector.groups["markdown|<=8k|selective fact"]
+    assert set(group) == {"lexical x snippets", "lexical x windows", "bm25 x snippets", "bm25 x windows", FULL_VIEW}
     assert group["bm25 x snippets"].trials >= MIN_REQUESTS and group[FULL_VIEW].successes == group[FULL_VIEW].trials
+    # Calibration sees one half of the requests; the benchmark scores the other.
+    calibration = {r.qid for r in requests(data, half="calibration")}
+    evaluation = {r.qid for r in requests(data, half="evaluation")}
+    assert calibration and evaluation and not calibration & evaluation
+    assert sum(g[FULL_VIEW].trials for g in selector.groups.values()) == len(calibration)
+    assert all(half_of(q) == "evaluation" for q in evaluation)

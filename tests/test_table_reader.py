@@ -35,7 +35,7 @@ def engine(tmp_path: Path) -> ReadEngine:
         )
         + "\n"
     )
-    return ReadEngine(Settings(roots=(tmp_path,), native_fit_tokens=0))
+    return ReadEngine(Settings(roots=(tmp_path,), native_fit_tokens=0, location="bm25"))
 
 
 def test_preview_gives_schema_types_and_column_signals(engine: ReadEngine) -> None:
@@ -177,7 +177,7 @@ def test_workbooks_anchor_rows_by_sheet(tmp_path: Path) -> None:
 
 def test_fetaqa_tables_find_the_highlighted_rows(fetaqa: Path) -> None:
     questions = [json.loads(line) for line in (fetaqa / "questions.jsonl").read_text().splitlines()][:40]
-    engine = ReadEngine(Settings(roots=(fetaqa / "docs",), native_fit_tokens=0))
+    engine = ReadEngine(Settings(roots=(fetaqa / "docs",), native_fit_tokens=0, location="bm25"))
     hits = 0
     for q in questions:
         name = Path(q["doc_file"]).name

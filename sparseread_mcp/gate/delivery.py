@@ -28,6 +28,7 @@ from ..models import (
     GateDecision,
     OpResult,
     Preview,
+    Selection,
     SlotCoverage,
     Verification,
 )
@@ -53,6 +54,7 @@ class Extras:
     invalidated: list[str] = field(default_factory=list)
     preview: Preview | None = None
     left_out: str | None = None
+    selection: Selection | None = None
 
 
 @dataclass(kw_only=True)
@@ -132,6 +134,7 @@ class Delivery:
                 full_view_delivered_chars=episode.ledger.full_chars + full_chars,
             ),
             gate=Gate(decision=decision, reason=reason),
+            selection=extras.selection,
             retire=retire or [],
             already_delivered=already or [],
             invalidated=extras.invalidated,

@@ -20,6 +20,8 @@ class Query:
     patterns: tuple[re.Pattern[str], ...] = field(default=())
     #: The question asks for a quantity: passages dense in numbers get a boost (an answer-type cue).
     wants_number: bool = False
+    #: The question in words, for methods that read sentences rather than terms (dense location).
+    text: str = ""
 
     @property
     def empty(self) -> bool:
@@ -43,7 +45,13 @@ def build_query(texts: list[str], needles: list[str]) -> Query:
             plain.append(needle.strip())
             term_list.extend(terms(needle))
     wants_number = any(_QUANTITY.search(text) for text in texts)
-    return Query(terms=tuple(term_list), needles=tuple(plain), patterns=tuple(patterns), wants_number=wants_number)
+    return Query(
+        terms=tuple(term_list),
+        needles=tuple(plain),
+        patterns=tuple(patterns),
+        wants_number=wants_number,
+        text=" ".join([*texts, *plain]).strip(),
+    )
 
 
 _QUANTITY = re.compile(

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from ..evidence import Candidate, passage_candidate, pointer_for
 from ..locate.base import Locator
+from ..locate.exposure import RELATIVE_CUTOFF, ExposureForm, Span, plan_exposure
 from ..locate.terms import terms
 from ..models import Intent, Slot, Verification, VerifyStatus
 from ..readers.base import ParsedArtifact
@@ -22,8 +23,6 @@ from .session import Episode
 #: How much of a ranking an episode keeps for refine: enough to go deep, bounded in memory.
 RANKING_KEPT = 200
 
-#: Passages scoring below this share of the best one are not worth exposing.
-RELATIVE_CUTOFF = 0.35
 
 ITEMS_BY_WANT = {"fact": 4, "verbatim": 4, "count": 6, "list": 8, "table": 6, "summary": 8}
 
@@ -32,6 +31,11 @@ def max_items(intent: Intent | None) -> int:
     if intent is not None and intent.coverage == "exhaustive":
         return 24
     return ITEMS_BY_WANT.get(intent.want if intent and intent.want else "fact", 4)
+
+
+def exposure_chars(intent: Intent | None, passage_chars: int) -> int:
+    """Characters a focus may show: three quarters of its item count in passages (1,500 for a fact)."""
+    return max_items(intent) * passage_chars * 3 // 4
 
 
 def slots_of(intent: Intent) -> list[Slot]:
@@ -49,43 +53,58 @@ def tag_slots(text: str, slots: list[Slot]) -> tuple[str, ...]:
 
 
 def focus(
-    parsed: ParsedArtifact, intent: Intent, locator: Locator, episode: Episode
+    parsed: ParsedArtifact,
+    intent: Intent,
+    locator: Locator,
+    episode: Episode,
+    *,
+    form: ExposureForm = "snippets",
+    max_chars: int = 2_000,
 ) -> tuple[list[Candidate], list[tuple[int, float]]]:
+    """The best evidence for the goal in the chosen exposure form, within `max_chars`."""
     ranking = locator.rank(parsed, query_for(intent))
-    limit = max(8, max_items(intent) * 2)
-    top = _top(parsed, ranking, slots_of(intent), limit=limit, skip=episode.overlaps_delivered)
+    slots = slots_of(intent)
     if parsed.focus_context:
-        top = _with_context(parsed, top, parsed.focus_context, episode)
-    return top, ranking
+        top = _top(parsed, ranking, slots, limit=max(8, max_items(intent) * 2), skip=episode.overlaps_delivered)
+        return _with_context(parsed, top, parsed.focus_context, episode), ranking
+    spans = plan_exposure(parsed, ranking, form, max_chars, skip=episode.overlaps_delivered)
+    return [_span_candidate(parsed, span, slots) for span in spans], ranking
 
 
 def collect(
-    parsed: ParsedArtifact, intent: Intent, locator: Locator, episode: Episode, *, per_slot: int = 2
+    parsed: ParsedArtifact,
+    intent: Intent,
+    locator: Locator,
+    episode: Episode,
+    *,
+    form: ExposureForm = "snippets",
+    max_chars: int = 2_000,
 ) -> list[Candidate]:
-    """Interleave each slot's best passages so that every slot gets its turn within the budget."""
+    """Each slot's best evidence within an equal share of `max_chars`, best slot answers first."""
     slots = slots_of(intent)
-    per_slot_lists = []
+    share = max(1, max_chars // max(1, len(slots)))
+    chosen: list[Candidate] = []
+
+    def taken(start: int, end: int) -> bool:
+        return episode.overlaps_delivered(start, end) or any(c.start < end and start < c.end for c in chosen)
+
+    per_slot: list[list[Candidate]] = []
     for slot in slots:
         ranking = locator.rank(parsed, query_for(intent, slot_id=slot.id if intent.slots else None))
-        per_slot_lists.append(_top(parsed, ranking, [slot], limit=per_slot + 2, skip=episode.overlaps_delivered))
-    merged: dict[int, Candidate] = {}
-    for depth in range(per_slot + 2):
-        for candidates in per_slot_lists:
-            if depth < len(candidates):
-                c = candidates[depth]
-                key = c.passage if c.passage is not None else -1
-                if key in merged:
-                    old = merged[key]
-                    merged[key] = Candidate(
-                        start=old.start,
-                        end=old.end,
-                        score=max(old.score, c.score),
-                        slots=tuple(dict.fromkeys(old.slots + c.slots)),
-                        passage=old.passage,
-                    )
-                else:
-                    merged[key] = c
-    return list(merged.values())
+        spans = plan_exposure(parsed, ranking, form, share, skip=taken)
+        found = [_span_candidate(parsed, span, slots) for span in spans]
+        chosen.extend(found)
+        per_slot.append(found)
+    # Interleave: every slot's best span comes before any slot's second.
+    depth = max((len(found) for found in per_slot), default=0)
+    return [found[k] for k in range(depth) for found in per_slot if k < len(found)]
+
+
+def _span_candidate(parsed: ParsedArtifact, span: Span, slots: list[Slot]) -> Candidate:
+    text = parsed.artifact.text[span.start : span.end]
+    return Candidate(
+        start=span.start, end=span.end, score=span.score, slots=tag_slots(text, slots), passage=span.passage
+    )
 
 
 def refine(

@@ -1,0 +1,138 @@
+"""Exposure forms: which spans of a ranked artifact to show within a character budget.
+
+`snippets` shows the best passages wherever they are; `windows` grows contiguous text around the best
+hits, inside their region (the page of a paged document, else the section, else the whole artifact),
+which suits evidence that spans several passages (a statement table, neighbouring rows). Both never
+show a passage twice, never cross into what `skip` rejects, and stop at the budget: the measured
+calibration and the live reads use this one function, so what was calibrated is what is served.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from ..readers.base import ParsedArtifact
+
+ExposureForm = Literal["snippets", "windows"]
+EXPOSURE_FORMS: tuple[ExposureForm, ...] = ("snippets", "windows")
+
+#: Passages scoring below this share of the best one are not worth exposing.
+RELATIVE_CUTOFF = 0.35
+#: How deep in the ranking snippets look for passages that still fit.
+SNIPPET_DEPTH = 50
+#: Windows share the budget among this many distinct hits.
+WINDOW_HITS = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    start: int
+    end: int
+    score: float
+    #: The ranked passage this span was built around.
+    passage: int
+
+
+def plan_exposure(
+    parsed: ParsedArtifact,
+    ranking: list[tuple[int, float]],
+    form: ExposureForm,
+    max_chars: int,
+    *,
+    cutoff: float = RELATIVE_CUTOFF,
+    skip: Callable[[int, int], bool] | None = None,
+) -> list[Span]:
+    if not ranking or max_chars <= 0:
+        return []
+    floor = ranking[0][1] * cutoff
+    ranked = [(i, s) for i, s in ranking[:SNIPPET_DEPTH] if s >= floor]
+    if form == "windows":
+        return _windows(parsed, ranked, max_chars, skip)
+    return _snippets(parsed, ranked, max_chars, skip)
+
+
+def regions(parsed: ParsedArtifact) -> list[int]:
+    """A region number per passage: consecutive passages on one page (or in one section) share it."""
+    cached = parsed.locator_state.get("exposure.regions")
+    if isinstance(cached, list):
+        return cached
+    paged = bool(parsed.lines.page_count)
+    numbers: list[int] = []
+    current, last = -1, None
+    for passage in parsed.passages:
+        key = parsed.lines.page_of(passage.start) if paged else passage.section
+        if key != last or not numbers:
+            current, last = current + 1, key
+        numbers.append(current)
+    parsed.locator_state["exposure.regions"] = numbers
+    return numbers
+
+
+def _size(parsed: ParsedArtifact, index: int) -> int:
+    passage = parsed.passages[index]
+    return passage.end - passage.start
+
+
+def _snippets(
+    parsed: ParsedArtifact,
+    ranked: list[tuple[int, float]],
+    max_chars: int,
+    skip: Callable[[int, int], bool] | None,
+) -> list[Span]:
+    spans: list[Span] = []
+    used = 0
+    for index, score in ranked:
+        passage = parsed.passages[index]
+        size = passage.end - passage.start
+        if used + size > max_chars or (skip is not None and skip(passage.start, passage.end)):
+            continue
+        spans.append(Span(passage.start, passage.end, score, index))
+        used += size
+    return spans
+
+
+def _windows(
+    parsed: ParsedArtifact,
+    ranked: list[tuple[int, float]],
+    max_chars: int,
+    skip: Callable[[int, int], bool] | None,
+) -> list[Span]:
+    region = regions(parsed)
+    taken: set[int] = set()
+    spans: list[Span] = []
+    used = 0
+    hits = 0
+
+    def free(index: int) -> bool:
+        passage = parsed.passages[index]
+        return index not in taken and not (skip is not None and skip(passage.start, passage.end))
+
+    for index, score in ranked:
+        if hits == WINDOW_HITS or used >= max_chars:
+            break
+        if not free(index) or used + _size(parsed, index) > max_chars:
+            continue
+        hits += 1
+        # Each hit may grow to its share of what is left; the last hit takes all of it.
+        allowance = used + (max_chars - used) // (WINDOW_HITS - hits + 1)
+        low = high = index
+        taken.add(index)
+        used += _size(parsed, index)
+        grew = True
+        while grew and used < allowance:
+            grew = False
+            for neighbour in (high + 1, low - 1):  # after first: evidence tends to follow its heading
+                if (
+                    0 <= neighbour < len(parsed.passages)
+                    and region[neighbour] == region[index]
+                    and free(neighbour)
+                    and used + _size(parsed, neighbour) <= allowance
+                ):
+                    taken.add(neighbour)
+                    used += _size(parsed, neighbour)
+                    low, high = min(low, neighbour), max(high, neighbour)
+                    grew = True
+        spans.append(Span(parsed.passages[low].start, parsed.passages[high].end, score, index))
+    return spans

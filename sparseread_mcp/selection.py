@@ -1,0 +1,54 @@
+"""Choosing a configuration for a read: the calibrated selector, or the method the settings fix.
+
+The selector's table (calibration.json) was measured with `calibrate`; here it meets what this
+installation can run (dense and hybrid only with the `semantic` extra) and the live cost signals: a
+later call in the same episode (refine, a repeated focus, a fallback) is follow-up exposure charged to
+the configuration that answered first.
+"""
+
+from __future__ import annotations
+
+from .artifacts import LruCache
+from .config import Settings
+from .locate import LocatorSet
+from .models import Intent
+from .readers.base import ParsedArtifact
+from .selector import Choice, Selector, group_of, intent_type
+
+_NO_SEMANTIC = "; dense and hybrid need the semantic extra (not installed): BM25 and lexical only"
+#: Dense location alone is measured but never chosen: it cannot tell `City72` from `City77`, and agents'
+#: goals are full of identifiers. Hybrid keeps its semantic reach with BM25's exact terms.
+NOT_CHOSEN = frozenset({"dense"})
+
+
+class Selection:
+    def __init__(self, settings: Settings, locators: LocatorSet, selector: Selector | None = None) -> None:
+        self.settings = settings
+        self.locators = locators
+        self.selector = selector if selector is not None else Selector.load()
+        self._answered: LruCache[str, Choice] = LruCache(4096)  # episode id -> its first choice
+
+    def choose(self, parsed: ParsedArtifact, intent: Intent, *, multi_file: bool = False) -> Choice:
+        kind = intent_type(query=bool(intent.query), verbatim=intent.want == "verbatim", multi_file=multi_file)
+        group = group_of(parsed.type, len(parsed.artifact.text), kind)
+        fixed = self.settings.location
+        if fixed != "auto":
+            return Choice(f"{fixed} x snippets", f"location fixed to {fixed} by the settings", group)
+        methods = [m for m in self.locators.available if m not in NOT_CHOSEN]
+        choice = self.selector.choose(group, parsed.type, methods)
+        if not self.locators.semantic:
+            choice = Choice(choice.configuration, choice.reason + _NO_SEMANTIC, choice.group)
+        return choice
+
+    def has_answered(self, episode_id: str) -> bool:
+        return self._answered.get(episode_id) is not None
+
+    def answered(self, episode_id: str, choice: Choice) -> None:
+        """The episode's first sparse answer came from `choice`; later calls are its follow-ups."""
+        if self._answered.get(episode_id) is None:
+            self._answered.put(episode_id, choice)
+
+    def follow_up(self, episode_id: str, exposed_chars: int) -> None:
+        choice = self._answered.get(episode_id)
+        if choice is not None and choice.group:
+            self.selector.observe_follow_up(choice.group, choice.configuration, exposed_chars)

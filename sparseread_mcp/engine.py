@@ -29,13 +29,13 @@ from .gate.route import choose_route
 from .indexcache import IndexCache
 from .large import large_card, read_range
 from .locate import LocatorSet, get_locator
-from .locate.exposure import ExposureForm
+from .locate.exposure import ExposureForm, regions
 from .models import Card, EvidencePack, GateDecision, Intent, OpResult, Preview, Selection
 from .preview import binary_card, build_preview
 from .protocol import actions
 from .protocol.card import build_card
 from .protocol.coverage import episode_coverage
-from .protocol.intents import effective_intent, is_empty, missing_for_location, objective_of
+from .protocol.intents import effective_intent, is_empty, missing_for_location, objective_of, query_for
 from .protocol.persist import open_session_store
 from .protocol.pointers import anchored_span, gone_pack, verify_pointer
 from .protocol.session import Episode, Session, SessionStore
@@ -329,7 +329,14 @@ class ReadEngine:
         choice = self.selection.choose(parsed, intent)
         extras.selection = Selection(configuration=f"{parsed.type} x {choice.configuration}", reason=choice.reason)
         if choice.configuration == FULL_VIEW:
-            return full_or_degraded(d, route, self.counter, extras, decision="full_view", reason=choice.reason)
+            origin = self._likeliest_region(parsed, intent)
+            reason = choice.reason
+            if origin:
+                page = parsed.lines.page_of(origin)
+                where = f"L{parsed.lines.line_of(origin)}" + (f" (p{page})" if page else "")
+                reason += f"; its pages begin at {where}, where the best match is, and wrap around to the start"
+                extras.selection = Selection(configuration=extras.selection.configuration, reason=reason)
+            return full_or_degraded(d, route, self.counter, extras, decision="full_view", reason=reason, start=origin)
         locator = self.locators.get(choice.method)
         form: ExposureForm = "windows" if choice.form == "windows" else "snippets"
         max_chars = actions.exposure_chars(intent, self.settings.passage_chars)
@@ -443,6 +450,7 @@ class ReadEngine:
             start=int(offset_text),
             decision="full_view",
             reason="the next page of the full view (the pages together are one full view)",
+            continuing=True,
         )
 
     def _since(self, d: Delivery, parsed: ParsedArtifact, since: str, extras: Extras) -> EvidencePack | None:
@@ -538,6 +546,18 @@ class ReadEngine:
             f"{parsed.type} reader; located with {self.locator.name} over {len(parsed.passages)} passages "
             f"({len(parsed.artifact.text)} chars, {parsed.lines.line_count} lines)"
         )
+
+    def _likeliest_region(self, parsed: ParsedArtifact, intent: Intent) -> int:
+        """Start of the page (or section) holding the best BM25 match: where a full view should begin."""
+        ranking = self.locator.rank(parsed, query_for(intent))
+        if not ranking:
+            return 0
+        region = regions(parsed)
+        first = ranking[0][0]
+        while first > 0 and region[first - 1] == region[first]:
+            first -= 1
+        start = parsed.passages[first].start
+        return parsed.lines.starts[parsed.lines.line_of(start) - 1]
 
     def _note_answer(self, episode: Episode, choice: Choice, pack: EvidencePack) -> None:
         """The first sparse answer names the episode's configuration; a repeated one is its follow-up."""

@@ -52,11 +52,19 @@ def card_pack(d: Delivery, route: Route, counter: TokenCounter, extras: Extras) 
 
 
 def full_or_degraded(
-    d: Delivery, route: Route, counter: TokenCounter, extras: Extras, *, decision: GateDecision, reason: str
+    d: Delivery,
+    route: Route,
+    counter: TokenCounter,
+    extras: Extras,
+    *,
+    decision: GateDecision,
+    reason: str,
+    start: int = 0,
 ) -> EvidencePack:
-    """The full view, or what fits of it; with no room for any text, the outline, else the card."""
+    """The full view (its pages beginning at `start`), or what fits of it; with no room for any text, the
+    outline, else the card."""
     try:
-        return deliver_full(d, extras, start=0, decision=decision, reason=reason)
+        return deliver_full(d, extras, start=start, decision=decision, reason=reason)
     except BudgetTooSmall:
         extras.message = (
             f"the full view ({d.episode.full_view_tokens} tokens) leaves no room for text at budget_tokens="

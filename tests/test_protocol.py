@@ -102,6 +102,20 @@ def test_verify_a_claim_supported_and_contradicted(manual: tuple[ReadEngine, str
         engine.read("u", ReadRequest(target="manual.md", action="verify"))
 
 
+def test_verify_reads_numbers_the_way_filings_write_them(tmp_path: Path) -> None:
+    (tmp_path / "cash.md").write_text(
+        "# Cash flows\n\nPurchases of property, plant and equipment were (1,577) million in 2018.\n"
+    )
+    engine = ReadEngine(Settings(roots=(tmp_path,)))
+    claim = "purchases of property plant and equipment were $1577.00 million"
+    pack = engine.read("s", ReadRequest(target="cash.md", action="verify", intent=Intent(goal=claim)))
+    assert pack.verification is not None and pack.verification.status == "supported"
+    wrong = engine.read(
+        "t", ReadRequest(target="cash.md", action="verify", intent=Intent(goal=claim.replace("77", "78")))
+    )
+    assert wrong.verification is not None and wrong.verification.status == "contradicted"
+
+
 def test_pointers_dereference_and_verify_ok_moved_changed(tmp_path: Path) -> None:
     text = long_markdown()
     doc = tmp_path / "manual.md"

@@ -34,7 +34,11 @@ def engine_with(tmp_path: Path, selector: Selector, **settings: object) -> ReadE
 
 @pytest.fixture
 def long_doc(tmp_path: Path) -> str:
-    (tmp_path / "guide.md").write_text(long_markdown(sections=160))
+    sections = long_markdown(sections=160).split("\n## ")
+    # One section, two thirds in, is the only one about zeppelins.
+    at = 2 * len(sections) // 3
+    sections[at] += "\n\nThe zeppelin hangar stood empty after the storm; its doors faced the lake.\n"
+    (tmp_path / "guide.md").write_text("\n## ".join(sections))
     return "guide.md"
 
 
@@ -57,14 +61,29 @@ def test_the_pack_names_the_configuration_and_why(tmp_path: Path, long_doc: str)
     assert sum(len(item.text) for item in pack.items) <= 1_500
 
 
-def test_nothing_reliable_answers_with_the_full_view(tmp_path: Path, long_doc: str) -> None:
+def test_nothing_reliable_answers_with_the_full_view_from_the_best_match(tmp_path: Path, long_doc: str) -> None:
+    source = (tmp_path / long_doc).read_text()
     group = group_for(tmp_path, long_doc)
     selector = table_with(group, {"bm25 x snippets": (4, 40, 900), FULL_VIEW: (40, 40, 90_000)})
-    pack = engine_with(tmp_path, selector).read("s", ReadRequest(target=long_doc, intent=Intent(goal="glacier")))
+    engine = engine_with(tmp_path, selector)
+    pack = engine.read("s", ReadRequest(target=long_doc, intent=Intent(goal="zeppelin hangar"), budget_tokens=3000))
     assert pack.gate.decision == "full_view"
     assert pack.selection is not None and pack.selection.configuration == "markdown x full_view"
     assert "no configuration reaches reliability 0.6" in pack.selection.reason
-    assert pack.items[0].text == (tmp_path / long_doc).read_text()[: len(pack.items[0].text)]
+    assert "best match" in pack.selection.reason and pack.cursor
+    # The first page holds the best match; the pages together are the whole document, each part once.
+    assert "zeppelin" in pack.items[0].text.lower()
+    pages = [pack]
+    while pages[-1].cursor:
+        pages.append(engine.read("s", ReadRequest(target=long_doc, cursor=pages[-1].cursor, budget_tokens=3000)))
+    spans = sorted((source.index(p.items[0].text), p.items[0].text) for p in pages if p.items)
+    position = 0
+    for start, text in spans:
+        assert source[position:start].strip("\n") == ""  # only the newline between two pages is skipped
+        position = start + len(text)
+    assert source[position:].strip("\n") == ""
+    assert pages[-1].exposure.full_view_delivered_chars <= pages[-1].exposure.full_view_chars
+    assert pages[-1].left_out and "last part" in pages[-1].left_out
 
 
 def test_small_groups_use_the_default_and_fixed_location_skips_the_table(tmp_path: Path, long_doc: str) -> None:

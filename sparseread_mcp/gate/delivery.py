@@ -216,14 +216,31 @@ def deliver_sparse(d: Delivery, candidates: list[Candidate], extras: Extras, *, 
 
 
 def deliver_full(
-    d: Delivery, extras: Extras, *, start: int, decision: GateDecision, reason: str, retire: list[str] | None = None
+    d: Delivery,
+    extras: Extras,
+    *,
+    start: int,
+    decision: GateDecision,
+    reason: str,
+    retire: list[str] | None = None,
+    continuing: bool = False,
 ) -> EvidencePack:
-    """Deliver the full view from `start`, one page that fits the budget; a cursor names the rest."""
+    """Deliver the full view from `start`, one page that fits the budget; a cursor names the rest.
+
+    A full view may begin where the evidence most likely is (`start` > 0 on the first call): its pages
+    then run to the end and continue from the beginning back to where they began, so every character
+    is delivered exactly once and an agent that stops early has seen the likeliest part first.
+    """
     episode, text = d.episode, d.parsed.artifact.text
-    if start < len(text) and text[start] == "\n":
+    if not continuing:
+        if episode.full_view_done or episode.full_view_next is not None:
+            return _already_full(d, [], extras)
+        episode.full_view_origin = start
+    origin = episode.full_view_origin
+    # The second lap ends where the first began, before the newline that ends the line above it.
+    stop = (origin - 1 if text[origin - 1] == "\n" else origin) if start < origin else len(text)
+    if start < stop and text[start] == "\n" and start != origin:
         start += 1  # pages end before a newline; the next page starts after it
-    if episode.full_view_done or (start == 0 and episode.full_view_next is not None):
-        return _already_full(d, [], extras)
     frame = d.pack(items=[], spans=[], decision=decision, reason=reason, extras=extras, retire=retire, cursor="x" * 40)
     _, frame_tokens = d.render(frame)
     capacity = d.budget_tokens - frame_tokens - _SLACK_TOKENS - 80
@@ -233,13 +250,14 @@ def deliver_full(
             f"{frame_tokens}-token frame; raise budget_tokens to at least {frame_tokens + 300}"
         )
     while True:
-        end = _section_aligned(d.parsed, start, _page_end(d, text, start, capacity))
-        if text[end:] == "\n":
+        end = min(stop, _section_aligned(d.parsed, start, _page_end(d, text, start, capacity)))
+        if stop == len(text) and text[end:] == "\n":
             end = len(text)  # the final newline ends the last page; it does not make a page of its own
         item = item_for(d.parsed, Candidate(start=start, end=end, score=1.0)) if end > start else None
-        more = end < len(text)
-        cursor = f"{episode.id}:{end}" if more else None
-        d.view, extras.left_out = _page_view(d.parsed, start, end)
+        following = end if end < stop else (0 if stop == len(text) and origin > 0 else None)
+        more = following is not None
+        cursor = f"{episode.id}:{following}" if more else None
+        d.view, extras.left_out = _page_view(d.parsed, start, end, following, origin)
         pack = d.finish(
             d.pack(
                 items=[item] if item else [],
@@ -263,7 +281,7 @@ def deliver_full(
             )
     checkpoint()  # a cancelled call stops here with nothing recorded
     episode.ledger.charge_full(end - start)
-    episode.full_view_next = end if more else None
+    episode.full_view_next = following
     episode.full_view_done = not more
     episode.closed = True
     if item:
@@ -286,7 +304,9 @@ def _section_aligned(parsed: ParsedArtifact, start: int, end: int) -> int:
     return lines.line_end(max(starts) - 1)
 
 
-def _page_view(parsed: ParsedArtifact, start: int, end: int) -> tuple[str, str | None]:
+def _page_view(
+    parsed: ParsedArtifact, start: int, end: int, following: int | None = None, origin: int = 0
+) -> tuple[str, str | None]:
     """The view a page actually is (full, sections or lines) and what it leaves out."""
     text = parsed.artifact.text
     if start == 0 and end >= len(text):
@@ -299,10 +319,17 @@ def _page_view(parsed: ParsedArtifact, start: int, end: int) -> tuple[str, str |
     )
     kind = "sections" if whole_sections and parsed.outline else "lines"
     shown = parsed.lines.anchor_for(start, end).format() if end > start else f"L{lines.line_of(start)}"
-    if next_line is None:
+    if following is None:
         return kind, f"this is the last part ({shown}); earlier parts came with earlier cursors"
+    rest_from = lines.line_of(min(len(text) - 1, following + (1 if following and text[following] == "\n" else 0)))
+    if origin == 0:
+        rest = f"L{rest_from}-L{lines.line_count}"
+    elif following >= origin:
+        rest = f"L{rest_from}-L{lines.line_count}, then L1-L{lines.line_of(max(0, origin - 1))}"
+    else:
+        rest = f"L{rest_from}-L{lines.line_of(max(0, origin - 1))}"
     return kind, (
-        f"shows {shown} of L1-L{lines.line_count}; L{next_line}-L{lines.line_count} left out: pass `cursor` "
+        f"shows {shown} of L1-L{lines.line_count}; {rest} left out: pass `cursor` "
         "for the next part, or read one section by anchor (see the outline)"
     )
 

@@ -44,9 +44,12 @@ _CAMEL_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
 def _number(word: str) -> str:
+    """One spelling per number: `1,577`, `1577` and `1577.00` are the same term."""
     word = word.rstrip(".,")
     if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", word):
-        return word.replace(",", "")
+        word = word.replace(",", "")
+    if re.fullmatch(r"\d+\.0+", word):
+        word = word.split(".")[0]
     return word
 
 

@@ -93,7 +93,7 @@ def _merge_episode(was: dict[str, Any], now: dict[str, Any], other: dict[str, An
     merged["ledger"] = [full, sparse + now["ledger"][1] - before[1], shown + now["ledger"][2] - before[2]]
     for flag in ("closed", "stale", "full_view_done"):
         merged[flag] = other[flag] or now[flag]
-    for key in ("ranking", "full_view_next", "slots"):
+    for key in ("ranking", "full_view_next", "full_view_origin", "slots"):
         if now[key] != was.get(key):
             merged[key] = now[key]
     merged["coverage"] = {**other["coverage"], **now["coverage"]}
@@ -128,6 +128,7 @@ def episode_state(e: Episode) -> dict[str, object]:
         "delivered": [[d.pointer, d.start, d.end, list(d.slots), d.text, d.full_view] for d in e.delivered],
         "ranking": [[i, s] for i, s in e.ranking],
         "full_view_next": e.full_view_next,
+        "full_view_origin": e.full_view_origin,
         "full_view_done": e.full_view_done,
         "closed": e.closed,
         "stale": e.stale,
@@ -153,6 +154,7 @@ def episode_from_state(s: dict[str, Any]) -> Episode:  # s: the JSON written by 
         ],
         ranking=[(int(i), float(v)) for i, v in s["ranking"]],
         full_view_next=s["full_view_next"],
+        full_view_origin=int(s.get("full_view_origin", 0)),
         full_view_done=s["full_view_done"],
         closed=s["closed"],
         stale=s["stale"],

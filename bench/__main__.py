@@ -1,0 +1,95 @@
+"""The whole benchmark suite in one command, everything side by side, a report written to bench/results.
+
+Run:  python -m bench [--semantic] [--quick] [--data ../shared/data]
+
+`--semantic` first installs what dense and hybrid location need (torch's CPU wheel, then the
+`semantic` and `bench` extras) into this environment, so one command on a clean checkout measures every
+method. Parts: evidence hit at exposure (every method and exposure form, the selector, full read and
+grep + windows baselines, PNG plot), the scripted agent's token economy over stdio with the 2L check,
+latency and peak memory by size, reader-specific sets (FeTaQA cells, SWE-bench files and functions,
+FinanceBench PDFs), and history compaction. Not part of the unit tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import io
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def install_semantic() -> None:
+    # torch pinned first: on machines with a local CPU wheel an unpinned resolve pulls a GPU build of GBs.
+    for args in (["torch==2.13.0"], ["-e", f"{REPO}[semantic,bench]"]):
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *args], check=True)
+
+
+def run_part(name: str, call: Callable[[], Any], report: list[str]) -> Any:
+    print(f"== {name}", flush=True)
+    started = time.perf_counter()
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        result = call()
+    text = buffer.getvalue()
+    print(text, flush=True)
+    report += [f"## {name} ({time.perf_counter() - started:.0f} s)", "", "```", text.rstrip(), "```", ""]
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
+    parser.add_argument("--semantic", action="store_true", help="install the semantic extra first")
+    parser.add_argument("--quick", action="store_true", help="fewer agent questions and repeats")
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results")
+    args = parser.parse_args(argv)
+    if args.semantic:
+        install_semantic()
+        importlib.invalidate_caches()
+    args.out.mkdir(parents=True, exist_ok=True)
+    data = ["--data", str(args.data)]
+    report = ["# sparseread-mcp benchmark report", ""]
+
+    from bench import agent_bench, compaction_bench, evidence_bench, readers_bench, scale_bench
+
+    def legacy(module: Any, extra: list[str]) -> Callable[[], Any]:
+        """The older benches read sys.argv."""
+
+        def call() -> Any:
+            saved = sys.argv
+            sys.argv = [module.__name__, *extra]
+            try:
+                return module.main()
+            finally:
+                sys.argv = saved
+
+        return call
+
+    numbers: dict[str, Any] = {}
+    numbers["evidence"] = run_part(
+        "Evidence hit at exposure",
+        lambda: evidence_bench.main([*data, "--out", str(args.out), "--cache-dir", str(args.out / "cache")]),
+        report,
+    )
+    limit = ["--limit", "4" if args.quick else "12"]
+    numbers["agent"] = run_part("Scripted agent over stdio", lambda: agent_bench.main([*data, *limit]), report)
+    numbers["scale"] = run_part("Latency and memory by size", lambda: scale_bench.main([*data]), report)
+    run_part("Readers: tables, code, PDFs", legacy(readers_bench, data), report)
+    run_part("History compaction", legacy(compaction_bench, data), report)
+    (args.out / "report.md").write_text("\n".join(report) + "\n")
+    (args.out / "numbers.json").write_text(json.dumps(numbers, indent=1, default=str) + "\n")
+    print(f"report: {args.out / 'report.md'}; plot: {args.out / 'evidence.png'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

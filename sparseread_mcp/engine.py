@@ -299,7 +299,9 @@ class ReadEngine:
         if view == "full" or (route.native and target.anchor is None and action != "verify"):
             decision: GateDecision = "native_fit" if route.native and view != "full" else "full_view"
             reason = route.reason if view != "full" else "view=full was asked: the faithful full view"
-            return full_or_degraded(d, route, self.counter, extras, decision=decision, reason=reason)
+            pack = full_or_degraded(d, route, self.counter, extras, decision=decision, reason=reason)
+            self.selection.follow_up(episode.id, pack.exposure.payload_chars)  # an escalation, if it followed
+            return pack
         if target.anchor is not None:
             start, end = anchored_span(parsed, target.anchor)
             if action == "refine":

@@ -141,4 +141,4 @@ def test_exposure_forms_stay_in_budget_and_windows_stay_in_their_region(tmp_path
     for span in spans:
         inside = [p.index for p in parsed.passages if span.start <= p.start and p.end <= span.end]
         assert len({region[i] for i in inside}) == 1  # a window never crosses a page
-        assert parsed.lines.page_of(span.start) == parsed.lines.page_of(span.end - 1)
+        assert "\f" not in pages[span.start : span.end].rstrip("\f\n")  # no page break inside

@@ -1,8 +1,9 @@
 """Exposure forms: which spans of a ranked artifact to show within a character budget.
 
 `snippets` shows the best passages wherever they are; `windows` grows contiguous text around the best
-hits, inside their region (the page of a paged document, else the section, else the whole artifact),
-which suits evidence that spans several passages (a statement table, neighbouring rows). Both never
+hits in turn (the best first, as far as the budget allows), each inside its region (the page of a paged
+document, else the section, else the whole artifact), which suits evidence that spans several passages
+(a statement table, neighbouring rows). Both never
 show a passage twice, never cross into what `skip` rejects, and stop at the budget: the measured
 calibration and the live reads use this one function, so what was calibrated is what is served.
 """
@@ -22,8 +23,8 @@ EXPOSURE_FORMS: tuple[ExposureForm, ...] = ("snippets", "windows")
 RELATIVE_CUTOFF = 0.35
 #: How deep in the ranking snippets look for passages that still fit.
 SNIPPET_DEPTH = 50
-#: Windows share the budget among this many distinct hits.
-WINDOW_HITS = 2
+#: Windows grow around at most this many distinct hits, the best first.
+WINDOW_HITS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,8 +116,8 @@ def _windows(
         if not free(index) or used + _size(parsed, index) > max_chars:
             continue
         hits += 1
-        # Each hit may grow to its share of what is left; the last hit takes all of it.
-        allowance = used + (max_chars - used) // (WINDOW_HITS - hits + 1)
+        # The best hit grows first, as far as its region and the budget allow; what is left goes to the next.
+        allowance = max_chars
         low = high = index
         taken.add(index)
         used += _size(parsed, index)

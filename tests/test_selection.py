@@ -126,7 +126,9 @@ def test_without_the_semantic_extra_the_choice_says_so(tmp_path: Path, long_doc:
 
 
 def test_exposure_forms_stay_in_budget_and_windows_stay_in_their_region(tmp_path: Path) -> None:
-    pages = "\f".join(f"Page {p} heading\n\n" + "\n\n".join(f"para {p}.{i} " * 30 for i in range(8)) for p in range(6))
+    pages = "\n\f".join(
+        f"Page {p} heading\n\n" + "\n\n".join(f"para {p}.{i} " * 30 for i in range(8)) for p in range(6)
+    )
     (tmp_path / "paged.txt").write_text(pages)
     parsed = TextReader().parse(load_artifact(Roots((tmp_path,)).resolve("paged.txt")), passage_chars=300)
     ranking = LocatorSet().get("bm25").rank(parsed, build_query(["para 3.4"], []))
@@ -141,4 +143,4 @@ def test_exposure_forms_stay_in_budget_and_windows_stay_in_their_region(tmp_path
     for span in spans:
         inside = [p.index for p in parsed.passages if span.start <= p.start and p.end <= span.end]
         assert len({region[i] for i in inside}) == 1  # a window never crosses a page
-        assert "\f" not in pages[span.start : span.end].rstrip("\f\n")  # no page break inside
+        assert "\f" not in pages[span.start : span.end].strip("\f\n")  # no page break inside

@@ -52,6 +52,16 @@ def resolve_model(name: str) -> str:
     return name
 
 
+def _quiet_progress_bars() -> None:
+    try:
+        from transformers.utils import logging as transformers_logging
+    except ImportError:  # an older or stripped transformers: a progress bar is only noise
+        return
+    disable = getattr(transformers_logging, "disable_progress_bar", None)
+    if callable(disable):
+        disable()
+
+
 class Embedder:
     """One model per process, loaded on first use; vectors are L2-normalised float32."""
 
@@ -76,6 +86,7 @@ class Embedder:
 
                 for noisy in ("sentence_transformers", "transformers", "huggingface_hub"):
                     logging.getLogger(noisy).setLevel(logging.ERROR)
+                _quiet_progress_bars()  # stderr is for our logs; stdio clients show it to people
                 try:
                     model = SentenceTransformer(self.source, device="cpu")
                 except Exception as exc:  # any load failure means the same to the user

@@ -56,6 +56,10 @@ def build_preview(
             break
         base = base.model_copy(update=optional)  # a tight budget keeps the card, drops the extras first
         used = counter.count(base.model_dump_json(exclude_none=True))
+    if base.content is not None:
+        # The whole content is here: signals and other ways to read it would only repeat what it shows.
+        base = base.model_copy(update={"configurations": [], "signals": {}})
+        used = counter.count(base.model_dump_json(exclude_none=True))
     room = budget_tokens - used - 32
     entries = list(parsed.outline)
     if line_range is not None:

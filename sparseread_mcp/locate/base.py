@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Literal, Protocol
 
 from ..errors import IntentError
 from ..readers.base import ParsedArtifact
@@ -18,8 +18,9 @@ class Query:
     terms: tuple[str, ...] = ()
     needles: tuple[str, ...] = ()
     patterns: tuple[re.Pattern[str], ...] = field(default=())
-    #: The question asks for a quantity: passages dense in numbers get a boost (an answer-type cue).
-    wants_number: bool = False
+    #: The answer's type, when the question says it (a quantity, a date, a name): passages dense in
+    #: things of that type get a boost.
+    cue: AnswerCue | None = None
     #: The question in words, for methods that read sentences rather than terms (dense location).
     text: str = ""
 
@@ -44,29 +45,52 @@ def build_query(texts: list[str], needles: list[str]) -> Query:
         elif needle.strip():
             plain.append(needle.strip())
             term_list.extend(terms(needle))
-    wants_number = any(_QUANTITY.search(text) for text in texts)
+    cue = answer_cue(" ".join(texts))
     return Query(
         terms=tuple(term_list),
         needles=tuple(plain),
         patterns=tuple(patterns),
-        wants_number=wants_number,
+        cue=cue,
         text=" ".join([*texts, *plain]).strip(),
     )
 
+
+AnswerCue = Literal["number", "date", "name"]
 
 _QUANTITY = re.compile(
     r"\b(how (much|many|long|often)|amount|total|sum|average|ratio|percent(age)?|rate|margin|price|cost|"
     r"revenue|expenses?|income|value|number of|count|million|billion|thousand|usd|eur)\b|[$€£%]",
     re.IGNORECASE,
 )
+_WHEN = re.compile(r"\b(when|what (year|date|month|day|time)|which (year|date|month|season)|since when)\b", re.I)
+_WHO = re.compile(r"\b(who|whom|whose|which (person|player|team|company|country|city|party|artist|author))\b", re.I)
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
-#: How strongly number density lifts a passage for quantity questions (at most 1 + NUMBER_BOOST).
-NUMBER_BOOST = 0.5
+_DATE = re.compile(
+    r"\b(1[5-9]\d\d|20\d\d)\b|\b(jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|june?|july?|aug(ust)?|"
+    r"sep(tember)?|oct(ober)?|nov(ember)?|dec(ember)?)\b|\b\d{1,2}[/-]\d{1,2}[/-]\d{2,4}\b",
+    re.IGNORECASE,
+)
+_NAME = re.compile(r"\b[A-Z][a-z]+(?:\s+(?:[A-Z][a-z]+|[A-Z]\.|de|van|von|da|del))+\b")
+#: How strongly a cue lifts a passage dense in its type (at most 1 + CUE_BOOST).
+CUE_BOOST = 0.5
+_CUE_PATTERNS: dict[AnswerCue, re.Pattern[str]] = {"number": _NUMBER, "date": _DATE, "name": _NAME}
 
 
-def number_density(text: str) -> float:
-    """Numbers per 40 characters, capped at 1: tables and figures score high, prose low."""
-    return min(1.0, len(_NUMBER.findall(text)) / max(1.0, len(text) / 40))
+def answer_cue(question: str) -> AnswerCue | None:
+    """What the question asks for, from its wording; dates and names before quantities (`how many years`
+    is a quantity, `in which year` a date)."""
+    if _WHEN.search(question):
+        return "date"
+    if _QUANTITY.search(question):
+        return "number"
+    if _WHO.search(question):
+        return "name"
+    return None
+
+
+def cue_density(text: str, cue: AnswerCue) -> float:
+    """Matches of the cue's type per 40 characters, capped at 1: tables and lists of names score high."""
+    return min(1.0, len(_CUE_PATTERNS[cue].findall(text)) / max(1.0, len(text) / 40))
 
 
 def needle_hits(parsed: ParsedArtifact, query: Query) -> dict[int, int]:

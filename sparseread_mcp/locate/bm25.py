@@ -7,7 +7,7 @@ import logging
 import numpy as np
 
 from ..readers.base import ParsedArtifact
-from .base import NUMBER_BOOST, Query, needle_hits, number_density
+from .base import CUE_BOOST, Query, cue_density, needle_hits
 from .terms import terms
 
 _STATE_KEY = "bm25.index"
@@ -57,9 +57,9 @@ class Bm25Locator:
             top = float(scores.max()) or 1.0
             for position in np.flatnonzero(scores > 0):
                 ranked[int(position)] = float(scores[position]) / top
-        if query.wants_number:
+        if query.cue is not None:
             for index in list(ranked):
-                ranked[index] *= 1.0 + NUMBER_BOOST * number_density(parsed.text_of(parsed.passages[index]))
+                ranked[index] *= 1.0 + CUE_BOOST * cue_density(parsed.text_of(parsed.passages[index]), query.cue)
         for index, count in hits.items():
             # An exact needle outranks any purely statistical match.
             ranked[index] = ranked.get(index, 0.0) + 1.0 + min(count, 5) * 0.1

@@ -181,7 +181,7 @@ class ReadEngine:
             intent=effective_intent(intent, session.intent),
         )
         reader = self.registry.reader_for(location.absolute)
-        return build_preview(
+        preview = build_preview(
             parsed,
             full_view_tokens=self.full_view_tokens(parsed),
             route=route,
@@ -189,6 +189,9 @@ class ReadEngine:
             budget_tokens=self._budget(budget_tokens),
             configurations=[str(c) for c in self.registry.configurations(reader)],
         )
+        if preview.content is not None:
+            session.whole[parsed.artifact.path] = parsed.artifact.fingerprint
+        return preview
 
     def read(self, session_key: str, request: ReadRequest) -> EvidencePack:
         session = self.sessions.get(session_key)
@@ -296,11 +299,24 @@ class ReadEngine:
             )
         if action == "scout":
             return self._preview_pack(d, parsed, intent, budget, extras)
+        artifact = parsed.artifact
+        if (
+            view != "full"
+            and route.native
+            and target.anchor is None
+            and action in ("focus", "collect", "verify")
+            and session.whole.get(artifact.path) == artifact.fingerprint
+            and intent is not None
+            and (intent.goal or intent.slots or intent.needles)
+        ):
+            return self._already_whole(d, parsed, intent, extras, action)
         if view == "full" or (route.native and target.anchor is None and action != "verify"):
             decision: GateDecision = "native_fit" if route.native and view != "full" else "full_view"
             reason = route.reason if view != "full" else "view=full was asked: the faithful full view"
             pack = full_or_degraded(d, route, self.counter, extras, decision=decision, reason=reason)
             self.selection.follow_up(episode.id, pack.exposure.payload_chars)  # an escalation, if it followed
+            if pack.view == "full" and pack.cursor is None and pack.items:
+                session.whole[artifact.path] = artifact.fingerprint
             return pack
         if target.anchor is not None:
             start, end = anchored_span(parsed, target.anchor)
@@ -547,6 +563,30 @@ class ReadEngine:
         return (
             f"{parsed.type} reader; located with {self.locator.name} over {len(parsed.passages)} passages "
             f"({len(parsed.artifact.text)} chars, {parsed.lines.line_count} lines)"
+        )
+
+    def _already_whole(
+        self, d: Delivery, parsed: ParsedArtifact, intent: Intent, extras: Extras, action: str
+    ) -> EvidencePack:
+        """This session already holds the whole of this small file's version: name where the matches are
+        (and, for verify, the verdict) instead of sending its text again."""
+        if action == "verify" and intent.goal:
+            cands, extras.verification = actions.verify_claim(parsed, intent.goal, self.locator)
+        else:
+            ranking = self.locator.rank(parsed, query_for(intent))
+            cands = actions.candidates_of(parsed, ranking, intent)
+        pointers = [pointer_for(parsed, c.start, c.end) for c in cands]
+        extras.next.append("the whole file was sent earlier in this session; view='full' sends it again")
+        reason = "this session already received the whole of this version: the matches are named, not resent"
+        return d.fit(
+            d.pack(
+                items=[],
+                spans=[(c.start, c.end) for c in cands],
+                decision="native_fit",
+                reason=reason,
+                extras=extras,
+                already=pointers,
+            )
         )
 
     def _likeliest_region(self, parsed: ParsedArtifact, intent: Intent) -> int:

@@ -144,3 +144,23 @@ def test_exposure_forms_stay_in_budget_and_windows_stay_in_their_region(tmp_path
         inside = [p.index for p in parsed.passages if span.start <= p.start and p.end <= span.end]
         assert len({region[i] for i in inside}) == 1  # a window never crosses a page
         assert "\f" not in pages[span.start : span.end].strip("\f\n")  # no page break inside
+
+
+def test_a_small_file_already_sent_whole_is_named_not_resent(tmp_path: Path) -> None:
+    (tmp_path / "note.md").write_text("# Note\n\nThe audit fee was 4,200 dollars in 2021.\n\nNothing else happened.\n")
+    engine = ReadEngine(Settings(roots=(tmp_path,)))
+    preview = engine.preview("s", "note.md")
+    assert preview.content is not None  # native: the whole file came with the preview
+    verify = engine.read(
+        "s", ReadRequest(target="note.md", action="verify", intent=Intent(goal="the audit fee was 4,200"))
+    )
+    assert verify.items == [] and verify.exposure.payload_chars == 0
+    assert verify.verification is not None and verify.verification.status == "supported"
+    assert verify.already_delivered and verify.already_delivered[0].startswith("note.md@")
+    focus = engine.read("s", ReadRequest(target="note.md", intent=Intent(goal="audit fee")))
+    assert focus.items == [] and focus.already_delivered
+    assert engine.read("s", ReadRequest(target="note.md", view="full")).items  # asked for: sent again
+    # Another session, or a changed file, gets the text.
+    assert engine.read("t", ReadRequest(target="note.md", intent=Intent(goal="audit fee"))).items
+    (tmp_path / "note.md").write_text("# Note\n\nThe audit fee was 4,300 dollars in 2021.\n")
+    assert engine.read("s", ReadRequest(target="note.md", intent=Intent(goal="audit fee"))).items

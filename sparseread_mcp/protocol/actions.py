@@ -100,6 +100,11 @@ def collect(
     return [found[k] for k in range(depth) for found in per_slot if k < len(found)]
 
 
+def candidates_of(parsed: ParsedArtifact, ranking: list[tuple[int, float]], intent: Intent) -> list[Candidate]:
+    """The best passages of a ranking for an intent, as candidates (no exposure planning)."""
+    return _top(parsed, ranking, slots_of(intent), limit=max_items(intent))
+
+
 def _span_candidate(parsed: ParsedArtifact, span: Span, slots: list[Slot]) -> Candidate:
     text = parsed.artifact.text[span.start : span.end]
     return Candidate(

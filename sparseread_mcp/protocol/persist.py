@@ -45,6 +45,7 @@ class SqliteSessionStore(SessionStore):
             state = json.loads(row[0])
             session.intent = Intent.model_validate(state["intent"]) if state["intent"] else None
             session.seen = dict(state["seen"])
+            session.whole = dict(state.get("whole", {}))
             session.calls = [CallRecord.from_json(c) for c in state.get("calls", [])]
             session.calls_dropped = int(state.get("calls_dropped", 0))
         for (blob,) in episodes:
@@ -56,6 +57,7 @@ class SqliteSessionStore(SessionStore):
         state = {
             "intent": session.intent.model_dump(mode="json") if session.intent else None,
             "seen": session.seen,
+            "whole": session.whole,
             "calls": [c.to_json() for c in session.calls],
             "calls_dropped": session.calls_dropped,
         }

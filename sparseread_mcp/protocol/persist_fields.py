@@ -26,6 +26,7 @@ def session_fields(session: Session) -> dict[str, str]:
     meta = {
         "intent": session.intent.model_dump(mode="json") if session.intent else None,
         "seen": session.seen,
+        "whole": session.whole,
         "order": list(session.episodes),
     }
     calls = {"calls": [c.to_json() for c in session.calls], "dropped": session.calls_dropped}
@@ -39,6 +40,7 @@ def apply_fields(session: Session, fields: dict[str, str]) -> None:
     meta: dict[str, Any] = json.loads(fields[META]) if META in fields else {"intent": None, "seen": {}, "order": []}
     session.intent = Intent.model_validate(meta["intent"]) if meta["intent"] else None
     session.seen = dict(meta["seen"])
+    session.whole = dict(meta.get("whole", {}))
     calls: dict[str, Any] = json.loads(fields[CALLS]) if CALLS in fields else {"calls": [], "dropped": 0}
     session.calls = [CallRecord.from_json(c) for c in calls["calls"]]
     session.calls_dropped = int(calls["dropped"])
@@ -72,8 +74,13 @@ def merge_fields(base: dict[str, str], mine: dict[str, str], theirs: dict[str, s
 def _merge_meta(was: dict[str, Any], now: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
     seen_before = was.get("seen", {})
     seen = {**other["seen"], **{p: f for p, f in now["seen"].items() if seen_before.get(p) != f}}
+    whole_before = was.get("whole", {})
+    whole = {
+        **other.get("whole", {}),
+        **{p: f for p, f in now.get("whole", {}).items() if whole_before.get(p) != f},
+    }
     order = [*other["order"], *(i for i in now["order"] if i not in other["order"])]
-    return {"intent": other["intent"] or now["intent"], "seen": seen, "order": order}
+    return {"intent": other["intent"] or now["intent"], "seen": seen, "whole": whole, "order": order}
 
 
 def _merge_calls(was: dict[str, Any], now: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:

@@ -101,6 +101,9 @@ class Session:
     episodes: dict[str, Episode] = field(default_factory=dict)
     #: The fingerprint each path had when it was last read in this session.
     seen: dict[str, str] = field(default_factory=dict)
+    #: Path -> fingerprint of the versions whose whole content this session was sent (a native preview or
+    #: read): later reads of that version answer with pointers instead of sending it again.
+    whole: dict[str, str] = field(default_factory=dict)
     changed: set[str] = field(default_factory=set)
     #: Every tool call's cost, for `trace` and the card's savings (the latest MAX_CALLS are kept).
     calls: list[CallRecord] = field(default_factory=list)

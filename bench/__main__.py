@@ -1,6 +1,6 @@
 """The whole benchmark suite in one command, everything side by side, a report written to bench/results.
 
-Run:  python -m bench [--semantic] [--quick] [--data ../shared/data]
+Run:  pip install -e ".[bench]" && python -m bench [--semantic] [--quick] [--data ../shared/data]
 
 `--semantic` first installs what dense and hybrid location need (torch's CPU wheel, then the
 `semantic` and `bench` extras) into this environment, so one command on a clean checkout measures every
@@ -29,16 +29,22 @@ REPO = Path(__file__).resolve().parent.parent
 
 def install_semantic() -> None:
     # torch pinned first: on machines with a local CPU wheel an unpinned resolve pulls a GPU build of GBs.
-    for args in (["torch==2.13.0"], ["-e", f"{REPO}[semantic,bench]"]):
+    for args in (["torch==2.13.0"], ["-e", f"{REPO}[semantic,bench]"]):  # bench: the plot and the PDF reader
         subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *args], check=True)
 
 
-def run_part(name: str, call: Callable[[], Any], report: list[str]) -> Any:
+def run_part(name: str, call: Callable[[], Any], report: list[str], failures: list[str]) -> Any:
+    """One benchmark, its printed table kept for the report; a failure is reported, the others still run."""
     print(f"== {name}", flush=True)
     started = time.perf_counter()
     buffer = io.StringIO()
+    result: Any = None
     with contextlib.redirect_stdout(buffer):
-        result = call()
+        try:
+            result = call()
+        except Exception as exc:  # one broken part must not hide the others' numbers
+            print(f"FAILED: {type(exc).__name__}: {exc}")
+            failures.append(name)
     text = buffer.getvalue()
     print(text, flush=True)
     report += [f"## {name} ({time.perf_counter() - started:.0f} s)", "", "```", text.rstrip(), "```", ""]
@@ -75,20 +81,28 @@ def main(argv: list[str] | None = None) -> int:
         return call
 
     numbers: dict[str, Any] = {}
+    failures: list[str] = []
     numbers["evidence"] = run_part(
         "Evidence hit at exposure",
         lambda: evidence_bench.main([*data, "--out", str(args.out), "--cache-dir", str(args.out / "cache")]),
         report,
+        failures,
     )
     limit = ["--limit", "4" if args.quick else "12"]
-    numbers["agent"] = run_part("Scripted agent over stdio", lambda: agent_bench.main([*data, *limit]), report)
-    numbers["scale"] = run_part("Latency and memory by size", lambda: scale_bench.main([*data]), report)
-    run_part("Readers: tables, code, PDFs", legacy(readers_bench, data), report)
-    run_part("History compaction", legacy(compaction_bench, data), report)
+    numbers["agent"] = run_part(
+        "Scripted agent over stdio", lambda: agent_bench.main([*data, *limit]), report, failures
+    )
+    numbers["scale"] = run_part("Latency and memory by size", lambda: scale_bench.main([*data]), report, failures)
+    run_part("Readers: tables, code, PDFs", legacy(readers_bench, data), report, failures)
+    run_part("History compaction", legacy(compaction_bench, data), report, failures)
+    if failures:
+        report += ["", f"FAILED parts: {', '.join(failures)}"]
     (args.out / "report.md").write_text("\n".join(report) + "\n")
     (args.out / "numbers.json").write_text(json.dumps(numbers, indent=1, default=str) + "\n")
     print(f"report: {args.out / 'report.md'}; plot: {args.out / 'evidence.png'}")
-    return 0
+    if failures:
+        print(f"FAILED parts: {', '.join(failures)}", file=sys.stderr)
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":

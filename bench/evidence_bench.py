@@ -189,8 +189,12 @@ def plot(result: dict[str, Any], path: Path) -> Path | None:
         return None
     scores: dict[tuple[str, str, int], Score] = result["scores"]
     sets = sorted({k[0] for k in scores})
-    figure, axes = plt.subplots(1, len(sets), figsize=(5 * len(sets), 4.2), squeeze=False)
-    for axis, set_name in zip(axes[0], sets, strict=True):
+    columns = min(3, len(sets))
+    rows = -(-len(sets) // columns)
+    figure, axes = plt.subplots(rows, columns, figsize=(5.5 * columns, 4.4 * rows), squeeze=False)
+    for axis in axes.flat[len(sets) :]:
+        axis.set_visible(False)
+    for axis, set_name in zip(axes.flat, sets, strict=False):
         by_config: dict[str, list[tuple[float, float]]] = defaultdict(list)
         for (n, config, _), value in scores.items():
             if n == set_name and config != "full read":

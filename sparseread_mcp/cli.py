@@ -174,13 +174,17 @@ def _run_command(args: argparse.Namespace, settings: Settings) -> int:
         return _compact(args, settings)
     if args.command == "calibrate":
         from .calibrate import calibrate
+        from .locate import LocatorSet
+        from .selection import NOT_CHOSEN
         from .selector import TABLE
 
-        selector = calibrate(Path(args.data), passage_chars=settings.passage_chars)
+        locators = LocatorSet(semantic_model=settings.semantic_model, cache_dir=settings.cache_dir)
+        selector = calibrate(Path(args.data), passage_chars=settings.passage_chars, locators=locators)
         out = Path(args.out) if args.out else TABLE
         selector.save(out)
+        live = [m for m in locators.available if m not in NOT_CHOSEN]
         for group, configs in sorted(selector.groups.items()):
-            choice = selector.choose(group, group.split("|")[0])
+            choice = selector.choose(group, group.split("|")[0], live)
             print(f"{group}: {sum(1 for _ in configs)} configurations -> {choice.configuration} ({choice.reason})")
         print(f"table written to {out}")
         return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,9 +12,14 @@ from conftest import FIXTURES
 from docs import long_markdown
 
 
-def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "sparseread_mcp", *args], cwd=cwd, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "sparseread_mcp", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **env} if env else None,
     )
 
 
@@ -59,3 +65,32 @@ def test_doctor_reports_what_works(tmp_path: Path) -> None:
     assert any(line.startswith("ok  tokenizer: o200k_base") for line in lines)
     assert any(line.startswith("ok  code grammars: 13 of 13") for line in lines)
     assert any("roots" in line and str(tmp_path) in line for line in lines)
+
+
+def test_calibrate_writes_a_table_from_any_folder_of_sets(tmp_path: Path) -> None:
+    data = tmp_path / "data" / "notes"
+    (data / "docs").mkdir(parents=True)
+    text = long_markdown(sections=30)
+    (data / "docs" / "guide.md").write_text(text)
+    rows = []
+    for number, word in enumerate(["glacier", "harbor", "lantern", "orchard", "meadow", "quarry"]):
+        start = text.find(word)
+        if start >= 0:
+            rows.append(
+                {
+                    "qid": f"q{number}",
+                    "doc_file": "docs/guide.md",
+                    "question": f"where is the {word}",
+                    "gold_spans_merged": [[start, start + len(word)]],
+                }
+            )
+    (data / "questions.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    table = tmp_path / "table.json"
+    cache = {"SPARSEREAD_CACHE_DIR": str(tmp_path / "cache")}  # embeddings stay in the test's folder
+    done = run("calibrate", "--data", str(tmp_path / "data"), "--out", str(table), cwd=tmp_path, env=cache)
+    assert done.returncode == 0, done.stderr
+    written = json.loads(table.read_text())
+    assert written["tau"] == 0.6 and written["groups"]
+    (group,) = written["groups"]
+    assert group.startswith("markdown|") and "bm25 x snippets" in written["groups"][group]
+    assert "configurations ->" in done.stdout and "table written" in done.stdout

@@ -5,8 +5,9 @@ Any folder with a `questions.jsonl` whose rows name a `doc_file` and gold charac
 are split by a hash of their id: one half calibrates, the other is kept for evaluation (the benchmark
 scores the selector there, never on what it was calibrated on). Each calibration request is answered by
 every configuration this installation can run, with the exposure a live `focus` uses
-(`exposure_chars`); success means the evidence shown covers at least 80% of the gold characters. Only
-counts and mean exposures are written, never the data.
+(`exposure_chars`); success means the evidence shown covers at least 80% of the gold characters, and a
+miss is charged the escalation it causes (the full view) as follow-up exposure. Only counts and mean
+exposures are written, never the data.
 """
 
 from __future__ import annotations
@@ -108,12 +109,11 @@ def calibrate(data: Path, *, passage_chars: int = 500, locators: LocatorSet | No
         for method in locators.available:
             for form in EXPOSURE_FORMS:
                 spans, share = answer(request, locators, method, form, max_chars)
-                selector.record(
-                    request.group,
-                    configuration_name(method, form),
-                    success=share >= SUCCESS_SHARE,
-                    exposed_chars=sum(e - s for s, e in spans),
-                )
+                name, success = configuration_name(method, form), share >= SUCCESS_SHARE
+                selector.record(request.group, name, success=success, exposed_chars=sum(e - s for s, e in spans))
+                # What follows a miss: the agent escalates to the faithful full view (the gate's fallback).
+                # Charged as observed follow-up, so a cheap but often-wrong configuration costs what it causes.
+                selector.observe_follow_up(request.group, name, 0 if success else len(request.parsed.artifact.text))
         selector.record(request.group, FULL_VIEW, success=True, exposed_chars=len(request.parsed.artifact.text))
     return selector
 

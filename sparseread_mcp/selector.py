@@ -160,7 +160,10 @@ class Selector:
             "tau": TAU,
             "defaults": self.defaults,
             "groups": {
-                g: {c: [s.trials, s.successes, round(s.exposed_chars, 1)] for c, s in cs.items()}
+                g: {
+                    c: [s.trials, s.successes, round(s.exposed_chars, 1), round(s.follow_up_chars, 1), s.follow_ups]
+                    for c, s in cs.items()
+                }
                 for g, cs in sorted(self.groups.items())
             },
         }
@@ -171,8 +174,14 @@ class Selector:
         if not path.exists():
             return cls()
         data = json.loads(path.read_text())
-        groups = {
-            g: {c: Stats(trials=t, successes=s, exposed_chars=e) for c, (t, s, e) in cs.items()}
-            for g, cs in data.get("groups", {}).items()
-        }
+        groups = {g: {c: _stats(values) for c, values in cs.items()} for g, cs in data.get("groups", {}).items()}
         return cls(groups=groups, defaults=dict(data.get("defaults", {})))
+
+
+def _stats(values: list[float]) -> Stats:
+    """[trials, successes, mean exposure] and, in newer tables, [mean follow-up exposure, follow-ups]."""
+    trials, successes, exposed = int(values[0]), int(values[1]), float(values[2])
+    follow_up, follow_ups = (float(values[3]), int(values[4])) if len(values) >= 5 else (0.0, 0)
+    return Stats(
+        trials=trials, successes=successes, exposed_chars=exposed, follow_up_chars=follow_up, follow_ups=follow_ups
+    )

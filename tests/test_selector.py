@@ -98,3 +98,23 @@ def test_calibration_on_the_development_sets(tmp_path: Path, tatqa: Path) -> Non
     assert calibration and evaluation and not calibration & evaluation
     assert sum(g[FULL_VIEW].trials for g in selector.groups.values()) == len(calibration)
     assert all(half_of(q) == "evaluation" for q in evaluation)
+
+
+def test_a_miss_is_charged_the_escalation_it_causes(tmp_path: Path) -> None:
+    """Calibration charges each miss the full view it leads to: the cheaper but less reliable configuration
+    loses once its misses cost more than the exposure it saves."""
+    selector = Selector()
+    group = "csv|<=8k|selective fact"
+    full_view = 2_400
+    for config, successes, exposed in (("lexical x windows", 31, 1_300), ("hybrid x snippets", 38, 1_450)):
+        for i in range(40):
+            success = i < successes
+            selector.record(group, config, success=success, exposed_chars=exposed)
+            selector.observe_follow_up(group, config, 0 if success else full_view)
+    both = selector.groups[group]
+    assert both["lexical x windows"].reliability >= 0.6 and both["hybrid x snippets"].reliability >= 0.6
+    assert both["lexical x windows"].exposed_chars < both["hybrid x snippets"].exposed_chars
+    assert selector.choose(group, "csv").configuration == "hybrid x snippets"
+    selector.save(tmp_path / "table.json")
+    loaded = Selector.load(tmp_path / "table.json").groups[group]["lexical x windows"]
+    assert loaded.follow_ups == 40 and loaded.follow_up_chars == pytest.approx(9 / 40 * full_view, abs=0.1)

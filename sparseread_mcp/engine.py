@@ -367,6 +367,10 @@ class ReadEngine:
             cands, ranking = actions.focus(parsed, intent, locator, episode, form=form, max_chars=max_chars)
             episode.ranking = ranking[: actions.RANKING_KEPT]  # refine needs the head of it, not every passage
             limit = actions.max_items(intent)
+        if not parsed.focus_context:
+            # The exposure plan is already bounded in characters, as calibrated: small passages (table rows)
+            # may be many; an item cap would show less than what was measured.
+            limit = max(limit, len(cands))
         extras.next.extend(self._next_steps(action))
         pack = deliver_sparse(d, cands, extras, max_items=limit)
         self._note_answer(episode, choice, pack)

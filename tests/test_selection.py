@@ -164,3 +164,14 @@ def test_a_small_file_already_sent_whole_is_named_not_resent(tmp_path: Path) -> 
     assert engine.read("t", ReadRequest(target="note.md", intent=Intent(goal="audit fee"))).items
     (tmp_path / "note.md").write_text("# Note\n\nThe audit fee was 4,300 dollars in 2021.\n")
     assert engine.read("s", ReadRequest(target="note.md", intent=Intent(goal="audit fee"))).items
+
+
+def test_a_live_focus_shows_what_was_calibrated_many_short_rows_included(tmp_path: Path) -> None:
+    rows = ["city,country,river"] + [f"Town{i},Norland,{'Amber' if i % 3 == 0 else 'Slate'} river" for i in range(900)]
+    (tmp_path / "towns.csv").write_text("\n".join(rows) + "\n")
+    engine = ReadEngine(Settings(roots=(tmp_path,), native_fit_tokens=0, location="bm25"))
+    pack = engine.read("s", ReadRequest(target="towns.csv", intent=Intent(goal="towns on the Amber river")))
+    assert pack.gate.decision == "sparse"
+    assert len(pack.items) > 4  # rows are short: the 1,500-character plan holds more than four
+    assert all("Amber" in item.text for item in pack.items)
+    assert sum(len(item.text) for item in pack.items) <= 1_500

@@ -44,8 +44,7 @@ from mcp import Client, StdioServerParameters
 from mcp.types import CallToolResult, TextContent
 
 from sparseread_mcp import Settings
-from sparseread_mcp.calibrate import _gold as gold_spans
-from sparseread_mcp.calibrate import covered
+from sparseread_mcp.calibrate import covered, gold_spans
 from sparseread_mcp.tokens import TokenCounter
 
 REPO = Path(__file__).resolve().parent.parent

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
 from sparseread_mcp.calibrate import covered, select_within
-from sparseread_mcp.locate import LOCATORS
+from sparseread_mcp.locate import LocatorSet
 from sparseread_mcp.locate.base import build_query
 
 REPO = Path(__file__).resolve().parent.parent
@@ -31,7 +31,7 @@ def tables(data: Path, budgets: list[int]) -> list[str]:
     folder = data / "fetaqa"
     questions = [json.loads(line) for line in (folder / "questions.jsonl").read_text().splitlines()]
     engine = ReadEngine(Settings(roots=(folder / "docs",), native_fit_tokens=0))
-    locator = LOCATORS["bm25"]()
+    locator = LocatorSet().get("bm25")
     full = statistics.median(len((folder / q["doc_file"]).read_text()) for q in questions)
     rows = [
         f"FeTaQA: {len(questions)} questions; median table {full:,.0f} chars (the full-read baseline)",
@@ -109,7 +109,7 @@ def pdf(data: Path, budgets: list[int]) -> list[str]:
     folder = data / "financebench"
     questions = [json.loads(line) for line in (folder / "questions.jsonl").read_text().splitlines()]
     engine = ReadEngine(Settings(roots=(folder / "pdfs",)))
-    locator = LOCATORS["bm25"]()
+    locator = LocatorSet().get("bm25")
     full = statistics.median(len(engine.open(Path(q["pdf_file"]).name).artifact.text) for q in questions)
     rows = [
         f"FinanceBench PDFs: {len(questions)} questions; median extracted filing {full:,.0f} chars",

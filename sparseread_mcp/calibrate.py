@@ -24,7 +24,7 @@ from .artifacts import load_artifact
 from .errors import SparsereadError
 from .locate import LocatorSet
 from .locate.base import build_query
-from .locate.exposure import EXPOSURE_FORMS, plan_exposure
+from .locate.exposure import EXPOSURE_FORMS, as_form, plan_exposure
 from .protocol.actions import exposure_chars
 from .readers.base import ParsedArtifact
 from .readers.registry import default_registry
@@ -97,7 +97,7 @@ def answer(
     """The spans a configuration shows for a request, and the share of the gold they cover."""
     query = build_query([request.question], [])
     ranking = locators.get(method).rank(request.parsed, query)
-    spans = [(s.start, s.end) for s in plan_exposure(request.parsed, ranking, form, max_chars)]  # type: ignore[arg-type]
+    spans = [(s.start, s.end) for s in plan_exposure(request.parsed, ranking, as_form(form), max_chars)]
     return spans, covered(spans, request.gold)
 
 
@@ -128,9 +128,6 @@ def gold_spans(row: dict[str, Any]) -> list[tuple[int, int]]:
         if isinstance(pairs, list) and pairs:
             return [(int(s), int(e)) for s, e in pairs]
     return []
-
-
-_gold = gold_spans  # the benches' earlier name
 
 
 def select_within(parsed: ParsedArtifact, ranking: list[tuple[int, float]], max_chars: int) -> list[tuple[int, int]]:

@@ -28,8 +28,8 @@ from .gate.ledger import Ledger
 from .gate.route import choose_route
 from .indexcache import IndexCache
 from .large import large_card, read_range
-from .locate import LocatorSet, get_locator
-from .locate.exposure import ExposureForm, regions
+from .locate import LocatorSet
+from .locate.exposure import as_form, regions
 from .models import Card, EvidencePack, GateDecision, Intent, OpResult, Preview, Selection
 from .preview import binary_card, build_preview
 from .protocol import actions
@@ -45,7 +45,7 @@ from .revisions import Revisions
 from .roots import Roots
 from .savings import build_trace, card_call, preview_call, read_call
 from .selection import Selection as ConfigurationSelection
-from .selector import FULL_VIEW, Choice
+from .selector import FULL_VIEW
 from .tokens import TokenCounter, stamp_tokens
 from .views import card_pack, full_or_degraded, lines_of, outline_pack
 
@@ -74,8 +74,8 @@ class ReadEngine:
         self.sessions: SessionStore = open_session_store(settings.store)
         # Replicas on a shared store share parsed artifacts too, through the cache directory.
         self.index_cache = IndexCache(settings.cache_dir) if isinstance(settings.store, str) else None
-        self.locator = get_locator("bm25")
         self.locators = LocatorSet(semantic_model=settings.semantic_model, cache_dir=settings.cache_dir)
+        self.locator = self.locators.get("bm25")  # refine, verify and directories locate with BM25
         self.selection = ConfigurationSelection(settings, self.locators)
         cache_bytes = settings.cache_mb * 1024 * 1024  # 3/4 for parsed files, 1/4 for directory indexes
         self._parsed: LruCache[tuple[str, str, str], ParsedArtifact] = LruCache(
@@ -345,7 +345,7 @@ class ReadEngine:
         if intent.want == "count" and (intent.needles):
             extras.result = self._count(parsed, intent)
         choice = self.selection.choose(parsed, intent)
-        extras.selection = Selection(configuration=f"{parsed.type} x {choice.configuration}", reason=choice.reason)
+        configuration = f"{parsed.type} x {choice.configuration}"
         if choice.configuration == FULL_VIEW:
             origin = self._likeliest_region(parsed, intent)
             reason = choice.reason
@@ -353,10 +353,11 @@ class ReadEngine:
                 page = parsed.lines.page_of(origin)
                 where = f"L{parsed.lines.line_of(origin)}" + (f" (p{page})" if page else "")
                 reason += f"; its pages begin at {where}, where the best match is, and wrap around to the start"
-                extras.selection = Selection(configuration=extras.selection.configuration, reason=reason)
+            extras.selection = Selection(configuration=configuration, reason=reason)
             return full_or_degraded(d, route, self.counter, extras, decision="full_view", reason=reason, start=origin)
+        extras.selection = Selection(configuration=configuration, reason=choice.reason)
         locator = self.locators.get(choice.method)
-        form: ExposureForm = "windows" if choice.form == "windows" else "snippets"
+        form = as_form(choice.form)
         max_chars = actions.exposure_chars(intent, self.settings.passage_chars)
         if action == "collect":
             slot_count = len(actions.slots_of(intent))
@@ -373,7 +374,7 @@ class ReadEngine:
             limit = max(limit, len(cands))
         extras.next.extend(self._next_steps(action))
         pack = deliver_sparse(d, cands, extras, max_items=limit)
-        self._note_answer(episode, choice, pack)
+        self.selection.answered(episode.id, choice, pack.exposure.payload_chars)
         return pack
 
     def _anchored(self, d: Delivery, start: int, end: int, extras: Extras) -> EvidencePack:
@@ -604,13 +605,6 @@ class ReadEngine:
             first -= 1
         start = parsed.passages[first].start
         return parsed.lines.starts[parsed.lines.line_of(start) - 1]
-
-    def _note_answer(self, episode: Episode, choice: Choice, pack: EvidencePack) -> None:
-        """The first sparse answer names the episode's configuration; a repeated one is its follow-up."""
-        if self.selection.has_answered(episode.id):
-            self.selection.follow_up(episode.id, pack.exposure.payload_chars)
-        else:
-            self.selection.answered(episode.id, choice)
 
     @staticmethod
     def _next_steps(action: str) -> list[str]:

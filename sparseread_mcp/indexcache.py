@@ -18,12 +18,12 @@ import hashlib
 import logging
 import os
 import pickle
-import tempfile
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as installed_version
 from pathlib import Path
 
 from .artifacts import Artifact
+from .atomicfile import write_atomically
 from .readers.base import ParsedArtifact, Reader
 
 logger = logging.getLogger(__name__)
@@ -105,15 +105,7 @@ class IndexCache:
             logger.debug("not caching %s: %s", parsed.artifact.path, exc)
             return
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".pickle")
-            try:
-                with os.fdopen(descriptor, "wb") as handle:
-                    handle.write(payload)
-                os.replace(temporary, path)  # atomic: readers see the old entry, none, or this whole one
-            except BaseException:
-                Path(temporary).unlink(missing_ok=True)
-                raise
+            write_atomically(path, payload)  # readers see the old entry, none, or this whole one
         except OSError as exc:
             logger.warning("cannot write index cache entry %s: %s", path, exc)
             return

@@ -40,13 +40,13 @@ class Selection:
             choice = Choice(choice.configuration, choice.reason + _NO_SEMANTIC, choice.group)
         return choice
 
-    def has_answered(self, episode_id: str) -> bool:
-        return self._answered.get(episode_id) is not None
-
-    def answered(self, episode_id: str, choice: Choice) -> None:
-        """The episode's first sparse answer came from `choice`; later calls are its follow-ups."""
+    def answered(self, episode_id: str, choice: Choice, exposed_chars: int) -> None:
+        """A sparse answer from `choice`: the episode's first names its configuration; a later one (a
+        repeated focus) is that configuration's follow-up."""
         if self._answered.get(episode_id) is None:
             self._answered.put(episode_id, choice)
+        else:
+            self.follow_up(episode_id, exposed_chars)
 
     def follow_up(self, episode_id: str, exposed_chars: int) -> None:
         choice = self._answered.get(episode_id)

@@ -128,7 +128,7 @@ class Selector:
             )
         qualified = [(costs[name], name) for name, s in stats.items() if s.reliability >= TAU and name != FULL_VIEW]
         if not qualified:
-            best = max((s.reliability, n) for n, s in stats.items() if n != FULL_VIEW) if len(stats) > 1 else None
+            best = max(((s.reliability, n) for n, s in stats.items() if n != FULL_VIEW), default=None)
             detail = f" (best: {best[1]} at {best[0]:.2f})" if best else ""
             return Choice(
                 FULL_VIEW, f"no configuration reaches reliability {TAU} in {group}{detail}: the full view", group

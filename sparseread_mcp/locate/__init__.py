@@ -12,19 +12,9 @@ from .bm25 import Bm25Locator
 from .dense import DEFAULT_MODEL, DenseLocator, HybridLocator, semantic_available
 from .lexical import LexicalLocator
 
-LOCATORS: dict[str, Callable[[], Locator]] = {
-    "bm25": Bm25Locator,
-    "lexical": LexicalLocator,
-}
 #: Methods that need the `semantic` extra.
 SEMANTIC_METHODS = ("dense", "hybrid")
-
-
-def get_locator(name: str) -> Locator:
-    try:
-        return LOCATORS[name]()
-    except KeyError:
-        raise ConfigError(f"unknown location method {name!r}: choose one of {', '.join(sorted(LOCATORS))}") from None
+_PLAIN: dict[str, Callable[[], Locator]] = {"bm25": Bm25Locator, "lexical": LexicalLocator}
 
 
 class LocatorSet:
@@ -48,20 +38,13 @@ class LocatorSet:
                 if name in SEMANTIC_METHODS:
                     factory = DenseLocator if name == "dense" else HybridLocator
                     locator = factory(self.semantic_model, self.cache_dir)  # ConfigError without the extra
+                elif name in _PLAIN:
+                    locator = _PLAIN[name]()
                 else:
-                    locator = get_locator(name)
+                    known = ", ".join([*_PLAIN, *SEMANTIC_METHODS])
+                    raise ConfigError(f"unknown location method {name!r}: choose one of {known}")
                 self._built[name] = locator
             return locator
 
 
-__all__ = [
-    "LOCATORS",
-    "SEMANTIC_METHODS",
-    "Locator",
-    "LocatorSet",
-    "Query",
-    "build_query",
-    "get_locator",
-    "needle_hits",
-    "semantic_available",
-]
+__all__ = ["SEMANTIC_METHODS", "Locator", "LocatorSet", "Query", "build_query", "needle_hits", "semantic_available"]

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import io
 import logging
 import os
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
+from ..atomicfile import write_atomically
 from ..errors import ConfigError
 from ..readers.base import ParsedArtifact
 from .base import Query, needle_hits
@@ -133,14 +134,11 @@ class PassageVectors:
     def _save(self) -> None:
         if self.path is None or not self.vectors:
             return
+        indexes = np.asarray(sorted(self.vectors), dtype=np.int64)
+        buffer = io.BytesIO()
+        np.savez(buffer, indexes=indexes, vectors=np.stack([self.vectors[int(i)] for i in indexes]))
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            indexes = np.asarray(sorted(self.vectors), dtype=np.int64)
-            matrix = np.stack([self.vectors[int(i)] for i in indexes])
-            # Write beside, then rename: a concurrent reader (another replica) never sees half a file.
-            with tempfile.NamedTemporaryFile(dir=self.path.parent, suffix=".npz", delete=False) as handle:
-                np.savez(handle, indexes=indexes, vectors=matrix)
-            os.replace(handle.name, self.path)
+            write_atomically(self.path, buffer.getvalue())  # another replica never sees half a file
         except OSError as exc:
             log.warning("could not write the embedding cache %s: %s", self.path, exc)
 

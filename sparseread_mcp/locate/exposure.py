@@ -27,6 +27,11 @@ SNIPPET_DEPTH = 50
 WINDOW_HITS = 3
 
 
+def as_form(name: str) -> ExposureForm:
+    """The exposure form a configuration names (`snippets` unless it says `windows`)."""
+    return "windows" if name == "windows" else "snippets"
+
+
 @dataclass(frozen=True, slots=True)
 class Span:
     start: int
@@ -117,19 +122,18 @@ def _windows(
             continue
         hits += 1
         # The best hit grows first, as far as its region and the budget allow; what is left goes to the next.
-        allowance = max_chars
         low = high = index
         taken.add(index)
         used += _size(parsed, index)
         grew = True
-        while grew and used < allowance:
+        while grew and used < max_chars:
             grew = False
             for neighbour in (high + 1, low - 1):  # after first: evidence tends to follow its heading
                 if (
                     0 <= neighbour < len(parsed.passages)
                     and region[neighbour] == region[index]
                     and free(neighbour)
-                    and used + _size(parsed, neighbour) <= allowance
+                    and used + _size(parsed, neighbour) <= max_chars
                 ):
                     taken.add(neighbour)
                     used += _size(parsed, neighbour)

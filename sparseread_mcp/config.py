@@ -51,6 +51,9 @@ class Settings:
     xlsx_max_cells: int = 1_000_000
     #: Approximate memory for parsed files and indexes kept between calls (least recently used first out).
     cache_mb: int = 512
+    #: A server-wide memory ceiling in MiB (0: none). The server process cannot allocate past it, and
+    #: every memory budget inside (DuckDB, caches) is fitted under it.
+    max_memory_mb: int = 0
     #: Where derived files (table projections) are written; never inside a root.
     cache_dir: Path = field(
         default_factory=lambda: Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "sparseread-mcp"
@@ -85,6 +88,8 @@ class Settings:
         ):
             if value <= 0:
                 raise ConfigError(f"{key}={value} must be positive")
+        if self.max_memory_mb < 0 or 0 < self.max_memory_mb < 256:
+            raise ConfigError(f"SPARSEREAD_MAX_MEMORY_MB={self.max_memory_mb} is too small: use 0 (none) or >= 256")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -102,6 +107,7 @@ class Settings:
             ("xlsx_max_unzipped_mb", "SPARSEREAD_XLSX_MAX_UNZIPPED_MB"),
             ("xlsx_max_cells", "SPARSEREAD_XLSX_MAX_CELLS"),
             ("cache_mb", "SPARSEREAD_CACHE_MB"),
+            ("max_memory_mb", "SPARSEREAD_MAX_MEMORY_MB"),
         ):
             if key in env:
                 values[name] = _int_setting(key, env[key])

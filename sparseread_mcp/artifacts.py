@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 #: Bytes inspected for NUL when deciding whether a file is text.
 _SNIFF_BYTES = 8192
+#: A whole read's ceiling when the caller names none (the default parse limit).
+_MAX_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -31,7 +33,8 @@ class Artifact:
     text: str
     size_bytes: int
     fingerprint: str
-    #: The raw bytes, kept only for readers that extract their own text (PDF, workbooks).
+    #: The raw bytes of the single verified read, kept for readers that extract their own text (PDF,
+    #: workbooks, tables: a reader feeds these to its library, never the path).
     data: bytes | None = None
     #: The git blob id of the bytes, to tell whether the file is unmodified against HEAD.
     blob: str = ""
@@ -48,16 +51,13 @@ def content_rev(fingerprint: str) -> str:
     return f"sha256:{fingerprint[:12]}"
 
 
-def load_artifact(location: ResolvedPath, *, binary: bool = False) -> Artifact:
-    """Read and fingerprint a file inside the roots; refuse directories, and binary content unless
-    `binary` (then the bytes are kept for the reader to extract its own text)."""
-    if location.absolute.is_dir():
-        raise UnsupportedArtifact(f"{location.relative!r} is a directory: preview it, or pass a file inside it")
-    if not location.absolute.is_file():
-        # A FIFO or a device would block or never end: only regular files are read.
-        raise UnsupportedArtifact(f"{location.relative!r} is not a regular file (a pipe, socket or device)")
+def load_artifact(location: ResolvedPath, *, binary: bool = False, max_bytes: int = _MAX_BYTES) -> Artifact:
+    """Read and fingerprint a file inside the roots, once, from a descriptor opened beneath its root (a
+    symlink swapped in is refused, not followed); refuse directories, and binary content unless `binary`
+    (then the bytes are kept for the reader to extract its own text). The fingerprint, the text and the
+    bytes all come from that single read."""
     try:
-        data = location.absolute.read_bytes()
+        data = location.read(max_bytes=max_bytes).data
     except OSError as exc:
         raise UnsupportedArtifact(f"cannot read {location.relative!r}: {exc.strerror}") from exc
     if binary:
@@ -74,12 +74,12 @@ def load_artifact(location: ResolvedPath, *, binary: bool = False) -> Artifact:
 
 
 def fingerprint_of(location: ResolvedPath) -> str:
-    """The content fingerprint alone (to tell whether a file changed), streamed in blocks."""
-    digest = hashlib.sha256()
-    with location.absolute.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    """The content fingerprint alone (to tell whether a file changed), streamed in blocks from a descriptor
+    opened beneath the root."""
+    try:
+        return location.digest().fingerprint
+    except OSError as exc:
+        raise UnsupportedArtifact(f"cannot read {location.relative!r}: {exc.strerror}") from exc
 
 
 def artifact_from_bytes(location: ResolvedPath, data: bytes) -> Artifact:

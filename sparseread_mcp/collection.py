@@ -12,17 +12,19 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from stat import S_ISLNK, S_ISREG
+from stat import S_ISDIR, S_ISLNK, S_ISREG
 
 import numpy as np
 
+from . import safeopen
 from .artifacts import looks_binary
 from .deadline import checkpoint
+from .errors import OutsideRoots, UnsupportedArtifact
 from .locate.bm25 import Bm25Corpus
 from .locate.terms import terms
 from .progress import report
 from .readers.registry import ReaderRegistry
-from .roots import Roots
+from .roots import ResolvedPath
 
 COLLAPSED = frozenset(
     {
@@ -86,69 +88,65 @@ class Inventory:
 
 
 def build_inventory(
-    directory: Path,
+    location: ResolvedPath,
     relative: str,
-    roots: Roots,
     registry: ReaderRegistry,
     *,
     types: dict[tuple[str, int, int], str] | None = None,
 ) -> Inventory:
-    """Walk `directory`; `types` caches each file's type by (path, size, mtime) across calls, so a warm
-    inventory stats files but opens none."""
+    """Walk the directory at `location`; `types` caches each file's type by (path, size, mtime) across
+    calls, so a warm inventory stats files but opens none.
+
+    The walk runs on descriptors (`os.fwalk` from a descriptor opened beneath the root): a folder swapped
+    for a symlink mid-walk is skipped, never entered, and a file symlink is followed only while it stays
+    beneath the root (see safeopen)."""
     files: list[FileEntry] = []
     collapsed: list[str] = []
     skipped = 0
     truncated = False
     specs: list[tuple[str, object]] = []
     digest = hashlib.sha256()
-    for current, dirnames, filenames in os.walk(directory, topdown=True, followlinks=False):
-        checkpoint()
-        here = Path(current)
-        rel_dir = here.relative_to(directory).as_posix()
-        rel_dir = "" if rel_dir == "." else rel_dir
-        spec = _gitignore(here)
-        if spec is not None:
-            specs.append((rel_dir, spec))
-        kept = []
-        for name in sorted(dirnames):
-            rel = f"{rel_dir}/{name}" if rel_dir else name
-            if name in COLLAPSED:
-                collapsed.append(rel + "/")
-            elif not _ignored(specs, rel, is_dir=True) and not (here / name).is_symlink():
-                kept.append(name)
-        dirnames[:] = kept
-        for name in sorted(filenames):
-            rel = f"{rel_dir}/{name}" if rel_dir else name
-            path = here / name
-            if _ignored(specs, rel, is_dir=False):
-                skipped += 1
-                continue
-            if len(files) >= MAX_FILES:
-                truncated = True
-                skipped += 1
-                continue
-            try:
-                stat = path.lstat()
-                if S_ISLNK(stat.st_mode):
-                    # Only a link can lead out of the walked directory: resolve it against the roots.
-                    if not roots.contains(path):
-                        skipped += 1
-                        continue
-                    stat = path.stat()
-            except OSError:
-                skipped += 1
-                continue
-            if not S_ISREG(stat.st_mode):
-                skipped += 1
-                continue
-            key = (str(path), stat.st_size, stat.st_mtime_ns)
-            kind = types.get(key) if types is not None else None
-            if kind is None:
-                kind = _file_type(path, registry)
-                if types is not None:
-                    types[key] = kind
-            files.append(FileEntry(path=rel, size=stat.st_size, type=kind, mtime_ns=stat.st_mtime_ns))
-            digest.update(f"{rel}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    top = safeopen.open_beneath(location.root, location.relative, label=location.relative)
+    try:
+        if not S_ISDIR(os.fstat(top).st_mode):
+            raise UnsupportedArtifact(f"{location.relative!r} is not a directory: read it as a file")
+        for current, dirnames, filenames, dirfd in os.fwalk(".", dir_fd=top, follow_symlinks=False):
+            checkpoint()
+            rel_dir = "" if current == "." else Path(current).relative_to(".").as_posix()
+            spec = _gitignore(dirfd)
+            if spec is not None:
+                specs.append((rel_dir, spec))
+            kept = []
+            for name in sorted(dirnames):
+                rel = f"{rel_dir}/{name}" if rel_dir else name
+                if name in COLLAPSED:
+                    collapsed.append(rel + "/")
+                elif not _ignored(specs, rel, is_dir=True):
+                    kept.append(name)  # fwalk itself never enters a symlink (follow_symlinks=False)
+            dirnames[:] = kept
+            for name in sorted(filenames):
+                rel = f"{rel_dir}/{name}" if rel_dir else name
+                if _ignored(specs, rel, is_dir=False):
+                    skipped += 1
+                    continue
+                if len(files) >= MAX_FILES:
+                    truncated = True
+                    skipped += 1
+                    continue
+                found = _stat_entry(location, dirfd, name, rel)
+                if found is None:
+                    skipped += 1
+                    continue
+                key = (f"{location.relative}/{rel}", found.st_size, found.st_mtime_ns)
+                kind = types.get(key) if types is not None else None
+                if kind is None:
+                    kind = _file_type(location, dirfd, name, rel, registry)
+                    if types is not None:
+                        types[key] = kind
+                files.append(FileEntry(path=rel, size=found.st_size, type=kind, mtime_ns=found.st_mtime_ns))
+                digest.update(f"{rel}\0{found.st_size}\0{found.st_mtime_ns}\n".encode())
+    finally:
+        os.close(top)
     return Inventory(
         root_path=relative,
         files=files,
@@ -159,14 +157,37 @@ def build_inventory(
     )
 
 
-def _gitignore(directory: Path) -> object | None:
-    ignore = directory / ".gitignore"
-    if not ignore.is_file():
+def _stat_entry(location: ResolvedPath, dirfd: int, name: str, rel: str) -> os.stat_result | None:
+    """A listed name's stat when it is a regular file (a symlink only when it stays beneath the root)."""
+    try:
+        found = os.stat(name, dir_fd=dirfd, follow_symlinks=False)
+        if S_ISLNK(found.st_mode):
+            found = location.child(rel).stat()  # followed beneath the root, or refused
+    except (OSError, OutsideRoots, UnsupportedArtifact):
+        return None
+    return found if S_ISREG(found.st_mode) else None
+
+
+#: A .gitignore larger than this is not a real one: it is skipped rather than parsed.
+_GITIGNORE_BYTES = 1 << 20
+
+
+def _gitignore(dirfd: int) -> object | None:
+    descriptor = safeopen.open_file_at(dirfd, ".gitignore")
+    if descriptor is None:
+        return None
+    try:
+        data = safeopen.read_head(descriptor, _GITIGNORE_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(descriptor)
+    if len(data) > _GITIGNORE_BYTES:
         return None
     import pathspec
 
     try:
-        return pathspec.GitIgnoreSpec.from_lines(ignore.read_text(encoding="utf-8", errors="replace").splitlines())
+        return pathspec.GitIgnoreSpec.from_lines(data.decode("utf-8", "replace").splitlines())
     except (ValueError, TypeError):  # a malformed pattern must not hide the whole tree
         return None
 
@@ -181,11 +202,19 @@ def _ignored(specs: list[tuple[str, object]], rel: str, *, is_dir: bool) -> bool
     return False
 
 
-def _file_type(path: Path, registry: ReaderRegistry) -> str:
+def _file_type(location: ResolvedPath, dirfd: int, name: str, rel: str, registry: ReaderRegistry) -> str:
+    path = location.absolute / rel
     try:
-        with path.open("rb") as handle:
-            head = handle.read(_BINARY_SNIFF)
-    except OSError:
+        descriptor = safeopen.open_file_at(dirfd, name)
+        if descriptor is None:  # a symlink: its head is read beneath the root, or not at all
+            child = location.child(rel)
+            head = safeopen.head_beneath(child.root, child.relative, _BINARY_SNIFF, label=child.relative)
+        else:
+            try:
+                head = safeopen.read_head(descriptor, _BINARY_SNIFF)
+            finally:
+                os.close(descriptor)
+    except (OSError, OutsideRoots, UnsupportedArtifact):
         return "unreadable"
     reader = registry.reader_for(path)
     if not reader.binary and looks_binary(head):
@@ -205,7 +234,7 @@ def _file_type(path: Path, registry: ReaderRegistry) -> str:
 class FileIndex:
     """BM25 over files: the path counts three times, then the head of the content."""
 
-    def __init__(self, directory: Path, files: list[FileEntry]) -> None:
+    def __init__(self, directory: ResolvedPath, files: list[FileEntry]) -> None:
         self.files = [f for f in files if f.type not in ("binary", "unreadable")]
         corpus = []
         for number, entry in enumerate(self.files):
@@ -213,9 +242,10 @@ class FileIndex:
             head = ""
             if entry.type not in ("pdf", "table") and entry.size <= MAX_CONTENT_BYTES:
                 try:
-                    with (directory / entry.path).open("rb") as handle:
-                        head = handle.read(INDEX_HEAD_BYTES).decode("utf-8", "replace")
-                except OSError:
+                    child = directory.child(entry.path)
+                    data = safeopen.head_beneath(child.root, child.relative, INDEX_HEAD_BYTES, label=child.relative)
+                    head = data.decode("utf-8", "replace")
+                except (OSError, OutsideRoots, UnsupportedArtifact):
                     head = ""
             corpus.append(3 * terms(entry.path.replace("/", " ")) + terms(head))
         self.corpus = Bm25Corpus(corpus)

@@ -16,7 +16,7 @@ from .anchors import format_lines
 from .artifacts import content_rev
 from .collection import Inventory, inventory_lines
 from .deadline import checkpoint
-from .errors import BudgetTooSmall, IntentError, SparsereadError
+from .errors import BudgetTooSmall, IntentError, OutsideRoots, SparsereadError, UnsupportedArtifact
 from .evidence import item_for, passage_candidate
 from .gate.ledger import Ledger
 from .models import (
@@ -37,6 +37,7 @@ from .protocol.actions import slots_of
 from .protocol.coverage import summarize, support
 from .protocol.intents import objective_of, query_for
 from .protocol.session import DeliveredItem, Episode, Session
+from .roots import ResolvedPath
 from .tokens import stamp_tokens
 
 if TYPE_CHECKING:
@@ -196,18 +197,22 @@ def _search(engine: ReadEngine, inventory: Inventory, intent: Intent) -> tuple[l
     """Every match of the needles in every text file, as lines with context; never whole files."""
     query = query_for(Intent(needles=intent.needles))
     patterns = list(query.patterns) + [re.compile(re.escape(n), re.IGNORECASE) for n in query.needles]
-    base = engine.roots.resolve(inventory.root_path or ".").absolute
+    base = engine.roots.resolve(inventory.root_path or ".")
+    cap = engine.settings.search_max_file_bytes
     hits: list[Hit] = []
     per_file: list[tuple[str, int]] = []
+    too_large: list[str] = []
     total = scanned = 0
     for entry in inventory.files:
         checkpoint()
         if entry.type in SEARCH_SKIP_TYPES:
             continue
-        try:
-            data = (base / entry.path).read_bytes()
-        except OSError:
+        if entry.size > cap:
+            too_large.append(entry.path)
             continue
+        data = _read_verified(base, entry.path, cap)
+        if data is None:
+            continue  # gone, unreadable, grown past the cap, or a symlink out of the root: never shown
         scanned += 1
         text = data.decode("utf-8", "replace")
         lines = text.split("\n")
@@ -234,16 +239,36 @@ def _search(engine: ReadEngine, inventory: Inventory, intent: Intent) -> tuple[l
     per_file.sort(key=lambda pair: -pair[1])
     result = OpResult(
         value=total,
-        scanned=f"{scanned} text files under {inventory.root_path or '.'}",
+        scanned=f"{scanned} text files under {inventory.root_path or '.'}"
+        + (f" ({len(too_large)} over {cap} bytes skipped)" if too_large else ""),
         columns=["path", "matching lines"],
         rows=[[p, c] for p, c in per_file[:50]],
         row_count=len(per_file),
         rows_scanned=scanned,
         query=" | ".join(intent.needles or []),
         capped=len(per_file) > 50,
-        provenance=["line-by-line scan, case-insensitive"],
+        provenance=["line-by-line scan, case-insensitive", *_skipped_note(too_large, cap)],
     )
     return hits, result
+
+
+def _read_verified(base: ResolvedPath, relative: str, cap: int) -> bytes | None:
+    """A listed file's bytes, read once beneath the root (a symlink swapped in is refused); None when it
+    cannot be read, is not there any more, or is over `cap`."""
+    try:
+        return base.child(relative).read(max_bytes=cap).data
+    except (OSError, OutsideRoots, UnsupportedArtifact):
+        return None
+
+
+def _skipped_note(too_large: list[str], cap: int) -> list[str]:
+    if not too_large:
+        return []
+    named = ", ".join(too_large[:5]) + (f" and {len(too_large) - 5} more" if len(too_large) > 5 else "")
+    return [
+        f"skipped {len(too_large)} file(s) over {cap} bytes (SPARSEREAD_SEARCH_MAX_FILE_BYTES): {named}; "
+        "search them one by one (sro_read on the file with needles)"
+    ]
 
 
 def _windows(matched: list[int], line_count: int) -> list[tuple[int, int]]:

@@ -44,6 +44,8 @@ class Settings:
     call_timeout_seconds: float = 60.0
     #: Files larger than this get their card and streamed line ranges only, never a full parse.
     max_parse_bytes: int = 64 * 1024 * 1024
+    #: A directory needle search skips files larger than this (named in its answer): read those one by one.
+    search_max_file_bytes: int = 2 * 1024 * 1024
     #: Workbooks are refused (their card still given) past these, checked before any XML is parsed: the
     #: uncompressed size the zip declares, one part's compression ratio, and the cells of all sheets.
     xlsx_max_unzipped_mb: int = 256
@@ -85,6 +87,7 @@ class Settings:
             ("SPARSEREAD_XLSX_MAX_RATIO", self.xlsx_max_ratio),
             ("SPARSEREAD_XLSX_MAX_CELLS", self.xlsx_max_cells),
             ("SPARSEREAD_CACHE_MB", self.cache_mb),
+            ("SPARSEREAD_SEARCH_MAX_FILE_BYTES", self.search_max_file_bytes),
         ):
             if value <= 0:
                 raise ConfigError(f"{key}={value} must be positive")
@@ -104,6 +107,7 @@ class Settings:
             ("passage_chars", "SPARSEREAD_PASSAGE_CHARS"),
             ("port", "SPARSEREAD_PORT"),
             ("max_parse_bytes", "SPARSEREAD_MAX_PARSE_BYTES"),
+            ("search_max_file_bytes", "SPARSEREAD_SEARCH_MAX_FILE_BYTES"),
             ("xlsx_max_unzipped_mb", "SPARSEREAD_XLSX_MAX_UNZIPPED_MB"),
             ("xlsx_max_cells", "SPARSEREAD_XLSX_MAX_CELLS"),
             ("cache_mb", "SPARSEREAD_CACHE_MB"),

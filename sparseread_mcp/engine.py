@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import time
 from dataclasses import dataclass
+from stat import S_ISDIR, S_ISREG
 from typing import Literal
 
 from . import progress
@@ -82,7 +83,7 @@ class ReadEngine:
             32, max_bytes=cache_bytes * 3 // 4, weigh=parsed_bytes
         )  # (path, fingerprint, rev)
         self._full_tokens: LruCache[str, int] = LruCache(512)
-        self.revisions = Revisions()  # earlier versions: git for commits, memory for content hashes
+        self.revisions = Revisions(self.roots)  # earlier versions: git for commits, memory for content hashes
         self._indexes: LruCache[str, FileIndex] = LruCache(
             8, max_bytes=cache_bytes // 4, weigh=file_index_bytes
         )  # directory fingerprint -> file index
@@ -93,7 +94,8 @@ class ReadEngine:
         """Resolve inside the roots, fingerprint, and parse once per (path, fingerprint)."""
         location = self.roots.resolve(path)
         reader = self.registry.reader_for(location.absolute)
-        artifact = self.revisions.stamp(load_artifact(location, binary=reader.binary))
+        loaded = load_artifact(location, binary=reader.binary, max_bytes=self.settings.max_parse_bytes)
+        artifact = self.revisions.stamp(loaded)
         key = (artifact.path, artifact.fingerprint, artifact.rev)
         large = artifact.size_bytes >= progress.large_bytes(binary=reader.binary) and self._parsed.get(key) is None
         with progress.preparing(f"{artifact.path} ({artifact.size_bytes // 1024} KiB)", large=large):
@@ -133,16 +135,15 @@ class ReadEngine:
         if len(self._file_types) > 200_000:
             self._file_types.clear()  # a bound, not a policy: the next walk refills what it needs
         return build_inventory(
-            location.absolute,
+            location,
             location.relative if location.relative != "." else "",
-            self.roots,
             self.registry,
             types=self._file_types,
         )
 
     def file_index(self, inventory: Inventory) -> FileIndex:
         """The directory's file index, built once per directory fingerprint."""
-        base = self.roots.resolve(inventory.root_path or ".").absolute
+        base = self.roots.resolve(inventory.root_path or ".")
         large = len(inventory.files) >= progress.LARGE_FILE_COUNT and self._indexes.get(inventory.fingerprint) is None
         with progress.preparing(
             f"the index of {inventory.root_path or '.'}/ ({len(inventory.files)} files)", large=large
@@ -164,9 +165,10 @@ class ReadEngine:
     def _preview(self, session: Session, path: str, intent: Intent | None, budget_tokens: int | None) -> Preview:
         target_path = parse_target(path).path
         location = self.roots.resolve(target_path)
-        if location.absolute.is_dir():
+        found = location.stat()  # what is there now, opened beneath the root (see safeopen)
+        if S_ISDIR(found.st_mode):
             return preview_directory(self, self.inventory(target_path), self._budget(budget_tokens))
-        if location.absolute.stat().st_size > self.settings.max_parse_bytes:
+        if S_ISREG(found.st_mode) and found.st_size > self.settings.max_parse_bytes:
             return large_card(location, self.settings.max_parse_bytes, self.counter)
         try:
             parsed = self.open(target_path)
@@ -212,7 +214,8 @@ class ReadEngine:
         if target.rev is not None and request.action == "verify":
             return self._verify_pointer(session, target, budget)
         location = self.roots.resolve(target.path)
-        if target.rev is None and location.absolute.is_dir():
+        found = location.stat()  # what is there now, opened beneath the root (see safeopen)
+        if target.rev is None and S_ISDIR(found.st_mode):
             if session.intent is None and not is_empty(request.intent):
                 session.intent = request.intent
             return read_directory(
@@ -223,7 +226,7 @@ class ReadEngine:
                 budget=budget,
                 intent=effective_intent(request.intent, session.intent),
             )
-        if location.absolute.is_file() and location.absolute.stat().st_size > self.settings.max_parse_bytes:
+        if S_ISREG(found.st_mode) and found.st_size > self.settings.max_parse_bytes:
             return read_range(location, target, budget, self.counter)
         parsed = self.open(target.path)
         invalidated = self._note_version(session, parsed)

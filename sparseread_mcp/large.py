@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from itertools import islice
+import hashlib
+import os
 
+from . import safeopen
 from .anchors import Anchor, Target, format_lines, format_pointer
-from .artifacts import content_rev, fingerprint_of
+from .artifacts import content_rev
+from .deadline import checkpoint
 from .errors import AnchorError, BudgetTooSmall
 from .models import (
     ArtifactInfo,
@@ -20,13 +23,16 @@ from .models import (
 from .roots import ResolvedPath
 from .tokens import TokenCounter, stamp_tokens
 
+_BLOCK = 1 << 20
+#: A line range holding more than this cannot fit any budget: refused before it fills memory.
+_MAX_RANGE_BYTES = 4 << 20
+
 
 def large_card(location: ResolvedPath, limit: int, counter: TokenCounter) -> Preview:
-    size = location.absolute.stat().st_size
+    found = location.digest()  # size and hash from one descriptor opened beneath the root
+    size = found.size
     card = Preview(
-        artifact=ArtifactInfo(
-            path=location.relative, type="large", fingerprint=fingerprint_of(location), size_bytes=size
-        ),
+        artifact=ArtifactInfo(path=location.relative, type="large", fingerprint=found.fingerprint, size_bytes=size),
         full_view_chars=size,
         full_view_tokens=size // 4,
         outline=[],
@@ -49,12 +55,11 @@ def read_range(location: ResolvedPath, target: Target, budget: int, counter: Tok
             f"{location.relative}#L1-L200)"
         )
     first, last = anchor.first_line, anchor.last_line or anchor.first_line
-    with location.absolute.open("r", encoding="utf-8", errors="replace", newline="") as handle:
-        lines = [line.rstrip("\n") for line in islice(handle, first - 1, last)]
+    lines, fingerprint, size = _stream_range(location, first, last)
     if len(lines) < last - first + 1:
         raise AnchorError(f"lines L{first}-L{last} run past the end of {location.relative}")
     text = "\n".join(lines)
-    rev = content_rev(fingerprint_of(location))
+    rev = content_rev(fingerprint)
     item = EvidenceItem(
         pointer=format_pointer(location.relative, rev, Anchor(kind="lines", first_line=first, last_line=last)),
         anchor=format_lines(first, last),
@@ -80,7 +85,7 @@ def read_range(location: ResolvedPath, target: Target, budget: int, counter: Tok
             payload_chars=payload,
             payload_tokens=counter.count(text),
             episode_chars=payload,
-            full_view_chars=location.absolute.stat().st_size,
+            full_view_chars=size,
             full_view_tokens=0,
             remaining_chars=0,
         ),
@@ -93,3 +98,44 @@ def read_range(location: ResolvedPath, target: Target, budget: int, counter: Tok
             f"lines L{first}-L{last} need {pack.tokens} tokens, over budget_tokens={budget}: read a narrower range"
         )
     return pack
+
+
+def _stream_range(location: ResolvedPath, first: int, last: int) -> tuple[list[str], str, int]:
+    """Lines `first`..`last`, the whole file's sha256 and its size, all from one pass over one descriptor
+    opened beneath the root: the pointer's hash always describes the bytes the lines came from."""
+    digest = hashlib.sha256()
+    size = 0
+    line = 1  # the number of the line the next byte belongs to
+    current: list[bytes] = []
+    lines: list[bytes] = []
+    kept = 0
+    with safeopen.opened(location.root, location.relative, label=location.relative) as (descriptor, info):
+        safeopen.require_regular(info, location.relative)
+        while block := os.read(descriptor, _BLOCK):
+            checkpoint()
+            digest.update(block)
+            size += len(block)
+            if line > last:
+                continue  # past the range: only the hash still needs the bytes
+            ends = block.count(b"\n")
+            if line + ends < first:
+                line += ends  # before the range: count lines, keep nothing
+                continue
+            pieces = block.split(b"\n")
+            for number, piece in enumerate(pieces):
+                if first <= line <= last:
+                    current.append(piece)
+                    kept += len(piece)
+                    if kept > _MAX_RANGE_BYTES:
+                        raise BudgetTooSmall(
+                            f"lines L{first}-L{last} of {location.relative} hold over {_MAX_RANGE_BYTES} bytes: "
+                            "read a narrower range"
+                        )
+                if number < len(pieces) - 1:  # a newline ends this line
+                    if current:
+                        lines.append(b"".join(current))
+                        current = []
+                    line += 1
+    if any(current):
+        lines.append(b"".join(current))  # the last line, with no newline after it
+    return [piece.decode("utf-8", "replace") for piece in lines], digest.hexdigest(), size

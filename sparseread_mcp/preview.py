@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .artifacts import fingerprint_of, magic_kind
+from .artifacts import magic_kind
 from .gate.route import Route
 from .models import ArtifactInfo, EvidenceItem, OutlineItem, Preview
 from .readers.base import OutlineEntry, ParsedArtifact
@@ -125,19 +125,18 @@ def _signals(parsed: ParsedArtifact) -> dict[str, int | str | None]:
 
 
 def binary_card(location: ResolvedPath, reason: str, counter: TokenCounter) -> Preview:
-    """What can be said of a binary file without reading it as text: its card."""
-    with location.absolute.open("rb") as handle:
-        head = handle.read(16)
-    size = location.absolute.stat().st_size
+    """What can be said of a binary file without reading it as text: its card (size, hash and magic bytes
+    from one descriptor opened beneath the root)."""
+    found = location.digest(head=16)
     card = Preview(
         artifact=ArtifactInfo(
-            path=location.relative, type="binary", fingerprint=fingerprint_of(location), size_bytes=size
+            path=location.relative, type="binary", fingerprint=found.fingerprint, size_bytes=found.size
         ),
         full_view_chars=0,
         full_view_tokens=0,
         outline=[],
         samples=[],
-        signals={"format": magic_kind(head)},
+        signals={"format": magic_kind(found.head)},
         route="sparse",
         reason=reason,
         tokenizer=counter.name,

@@ -8,7 +8,7 @@ import sys
 
 from .artifacts import Artifact, LruCache, content_rev, decode_text
 from .gitrev import GitRevisions
-from .roots import ResolvedPath
+from .roots import ResolvedPath, Roots
 
 #: Memory for earlier versions' texts (what `since` diffs and old pointers are answered from).
 _TEXTS_BYTES = 128 * 1024 * 1024
@@ -17,10 +17,11 @@ _TEXTS_BYTES = 128 * 1024 * 1024
 class Revisions:
     """Resolves `rev` in `path@rev#anchor`: the commit (tracked, unmodified files) or `sha256:` prefix."""
 
-    def __init__(self) -> None:
-        self.git = GitRevisions()
-        # rev (commit or sha256: prefix) -> text; earlier versions of large files would otherwise pile up
-        self._texts: LruCache[str, str] = LruCache(128, max_bytes=_TEXTS_BYTES, weigh=sys.getsizeof)
+    def __init__(self, roots: Roots) -> None:
+        self.git = GitRevisions(roots)
+        # (path, rev) -> text: a commit names many files, so the path is part of the key; earlier versions
+        # of large files would otherwise pile up, hence the byte bound.
+        self._texts: LruCache[tuple[str, str], str] = LruCache(128, max_bytes=_TEXTS_BYTES, weigh=sys.getsizeof)
 
     def stamp(self, artifact: Artifact) -> Artifact:
         """The artifact with its commit when git tracks it unmodified."""
@@ -29,9 +30,9 @@ class Revisions:
 
     def remember(self, artifact: Artifact) -> None:
         """Keep the text under both of its revisions, so older pointers can be compared later."""
-        self._texts.put(content_rev(artifact.fingerprint), artifact.text)
+        self._texts.put((artifact.path, content_rev(artifact.fingerprint)), artifact.text)
         if artifact.commit:
-            self._texts.put(artifact.commit, artifact.text)
+            self._texts.put((artifact.path, artifact.commit), artifact.text)
 
     def revs_of(self, artifact: Artifact) -> set[str]:
         revs = {content_rev(artifact.fingerprint)}
@@ -41,21 +42,21 @@ class Revisions:
 
     def text(self, location: ResolvedPath, rev: str) -> str | None:
         """The text of `location` at `rev`, from memory or git; None when neither has it."""
-        known = self._texts.get(rev)
+        known = self._texts.get((location.relative, rev))
         if known is not None:
             return known
         data = None if rev.startswith("sha256:") else self.git.text_at(location.absolute, rev)
         if data is None:
             return None
         text = decode_text(data)
-        self._texts.put(rev, text)
+        self._texts.put((location.relative, rev), text)
         return text
 
     def artifact_at(self, location: ResolvedPath, rev: str, *, binary: bool) -> Artifact | None:
         """An Artifact for the version `rev` names (bytes from git, or text from memory)."""
         data = None if rev.startswith("sha256:") else self.git.text_at(location.absolute, rev)
         if data is None:
-            text = self._texts.get(rev)
+            text = self._texts.get((location.relative, rev))
             if text is None or binary:
                 return None
             data = text.encode("utf-8")

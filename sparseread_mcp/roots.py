@@ -2,15 +2,20 @@
 
 Every path is resolved with realpath (symlinks followed) and then checked with a separator-aware
 containment test, so `..`, absolute paths, symlinks pointing out and sibling prefixes (`/data` vs
-`/data2`) are all refused before a single byte is read.
+`/data2`) are all refused before a single byte is read. That check names the file; the bytes are
+then read through `safeopen` (a descriptor walk from the root that never follows a symlink out), so
+a file swapped for a symlink after the check is refused too. `absolute` is for display, suffixes and
+git, never for opening.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import safeopen
 from .errors import OutsideRoots, UnsupportedArtifact
 
 
@@ -21,6 +26,26 @@ class ResolvedPath:
     root: Path
     absolute: Path
     relative: str
+
+    def stat(self) -> os.stat_result:
+        """What is there now (directory, regular file, size), from a descriptor opened beneath the root."""
+        return safeopen.stat_beneath(self.root, self.relative, label=self.relative)
+
+    def is_dir(self) -> bool:
+        return stat.S_ISDIR(self.stat().st_mode)
+
+    def read(self, *, max_bytes: int) -> safeopen.FileRead:
+        """The whole file, read once from one descriptor opened beneath the root."""
+        return safeopen.read_beneath(self.root, self.relative, max_bytes=max_bytes, label=self.relative)
+
+    def digest(self, *, head: int = 16) -> safeopen.FileDigest:
+        """Size, sha256 and first bytes of the file, streamed from one descriptor opened beneath the root."""
+        return safeopen.digest_beneath(self.root, self.relative, head=head, label=self.relative)
+
+    def child(self, relative: str) -> ResolvedPath:
+        """A path below this directory (as listed by a walk), to be opened beneath the same root."""
+        shown = relative if self.relative == "." else f"{self.relative}/{relative}"
+        return ResolvedPath(root=self.root, absolute=self.root / shown, relative=shown)
 
 
 class Roots:

@@ -7,6 +7,7 @@ and first/last anchors. Focus returns matching records with one record of contex
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from ..artifacts import Artifact
 from ..lines import LineIndex
+from ..safeopen import open_no_follow, read_head
 from .base import Action, OutlineEntry, ParsedArtifact, Passage
 
 LOG_SUFFIXES = frozenset({".log"})
@@ -49,11 +51,17 @@ class _Record:
 
 def looks_like_log(path: Path) -> bool:
     """A text file whose first lines mostly start with a timestamp or carry a level."""
+    # Never follow a symlink swapped in or block on a FIFO: this sniff only picks the reader, the bytes
+    # shown are read again beneath the root (see safeopen).
+    descriptor = open_no_follow(path)
+    if descriptor is None:
+        return False
     try:
-        with path.open("rb") as handle:
-            head = handle.read(_SNIFF_BYTES).decode("utf-8", "replace")
+        head = read_head(descriptor, _SNIFF_BYTES).decode("utf-8", "replace")
     except OSError:
         return False
+    finally:
+        os.close(descriptor)
     lines = [ln for ln in head.split("\n")[:-1] if ln.strip()][:20]
     if len(lines) < 3:
         return False

@@ -66,7 +66,10 @@ class Roots:
 
     def contains(self, candidate: Path) -> bool:
         """True when the realpath of `candidate` is a root or lies below one."""
-        real = os.path.realpath(candidate)
+        try:
+            real = os.path.realpath(candidate)
+        except OSError:  # a link swapped while being resolved: not known to be inside
+            return False
         return any(_is_within(real, str(root)) for root in self._roots)
 
     def resolve(self, path: str) -> ResolvedPath:
@@ -77,7 +80,7 @@ class Roots:
         candidates = [raw] if raw.is_absolute() else [root / raw for root in self._roots]
         outside = False
         for candidate in candidates:
-            real = os.path.realpath(candidate)
+            real = _realpath(candidate, path)
             root = next((r for r in self._roots if _is_within(real, str(r))), None)
             if root is None:
                 outside = True
@@ -93,6 +96,15 @@ class Roots:
         raise UnsupportedArtifact(
             f"no such file: {path!r} (relative to the roots); check the name with a directory listing"
         )
+
+
+def _realpath(candidate: Path, shown: str) -> str:
+    try:
+        return os.path.realpath(candidate)
+    except OSError as exc:  # a symlink swapped for a file (or back) while realpath read it
+        raise UnsupportedArtifact(
+            f"{shown!r} changed while being resolved ({exc.strerror}): read it again once it is stable"
+        ) from exc
 
 
 def _is_within(real: str, root: str) -> bool:

@@ -1,0 +1,148 @@
+"""Git confined to the roots: no blob of a repository outside them is ever shown; `since` diffs the right file."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
+from sparseread_mcp.errors import SparsereadError
+
+GIT = ["git", "-c", "user.email=test@example.org", "-c", "user.name=Test", "-c", "commit.gpgsign=false"]
+MARKER = "OUTSIDE-BLOB-5519"
+INSIDE = "# Notes\n\nshared first line\n"
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run([*GIT, "-C", str(cwd), *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture
+def outside_repo(tmp_path: Path) -> tuple[Path, str, str]:
+    """A repository outside the root: its first commit holds the same notes.md as the root, its second
+    commit holds the marker. Returns (repo, first commit, second commit)."""
+    if subprocess.run(["git", "--version"], capture_output=True).returncode != 0:
+        pytest.skip("git is not installed")
+    repo = tmp_path / "outside"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "notes.md").write_text(INSIDE)
+    git(repo, "add", "notes.md")
+    git(repo, "commit", "-q", "-m", "same as inside")
+    first = git(repo, "rev-parse", "HEAD")
+    (repo / "notes.md").write_text(f"# Notes\n\n{MARKER} private outside text\n")
+    git(repo, "commit", "-q", "-am", "secret")
+    second = git(repo, "rev-parse", "HEAD")
+    git(repo, "checkout", "-q", first)  # HEAD holds the same bytes as the root's notes.md
+    return repo, first, second
+
+
+def root_with(tmp_path: Path) -> Path:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "notes.md").write_text(INSIDE)
+    return root
+
+
+def answers(engine: ReadEngine, second: str) -> list[str]:
+    """Every way a client can ask for a revision's text: a pointer, verify, and since."""
+    out = []
+    requests = [
+        ReadRequest(target=f"notes.md@{second}#L1-L3"),
+        ReadRequest(target=f"notes.md@{second}#L1-L3", action="verify"),
+        ReadRequest(target="notes.md", intent=Intent(needles=["shared"]), since=second),
+    ]
+    for n, request in enumerate(requests):
+        try:
+            out.append(engine.read(f"s{n}", request).model_dump_json())
+        except SparsereadError as exc:
+            out.append(str(exc))
+    return out
+
+
+def test_a_git_file_pointing_outside_is_treated_as_untracked(
+    tmp_path: Path, outside_repo: tuple[Path, str, str]
+) -> None:
+    repo, _, second = outside_repo
+    root = root_with(tmp_path)
+    (root / ".git").write_text(f"gitdir: {repo / '.git'}\n")
+    engine = ReadEngine(Settings(roots=(root,)))
+    for answer in answers(engine, second):
+        assert MARKER not in answer
+    pack = engine.read("s", ReadRequest(target="notes.md", intent=Intent(needles=["shared"])))
+    assert pack.items and pack.items[0].pointer.startswith("notes.md@sha256:")  # not the outside commit
+
+
+def test_git_environment_variables_cannot_steer_git_outside(
+    tmp_path: Path, outside_repo: tuple[Path, str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo, _, second = outside_repo
+    root = root_with(tmp_path)
+    monkeypatch.setenv("GIT_DIR", str(repo / ".git"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(root))
+    engine = ReadEngine(Settings(roots=(root,)))
+    for answer in answers(engine, second):
+        assert MARKER not in answer
+    pack = engine.read("s", ReadRequest(target="notes.md", intent=Intent(needles=["shared"])))
+    assert pack.items[0].pointer.startswith("notes.md@sha256:")
+
+
+def test_a_root_inside_a_larger_repository_is_untracked(tmp_path: Path, outside_repo: tuple[Path, str, str]) -> None:
+    repo, _, second = outside_repo
+    root = repo / "docs"  # the work tree (and .git) lie above the root
+    root.mkdir()
+    (root / "notes.md").write_text(INSIDE)
+    git(repo, "add", "docs/notes.md")
+    git(repo, "commit", "-q", "-m", "docs")
+    engine = ReadEngine(Settings(roots=(root,)))
+    for answer in answers(engine, second):
+        assert MARKER not in answer
+    pack = engine.read("s", ReadRequest(target="notes.md", intent=Intent(needles=["shared"])))
+    assert pack.items[0].pointer.startswith("notes.md@sha256:")
+
+
+def test_borrowed_objects_outside_the_roots_are_refused(tmp_path: Path, outside_repo: tuple[Path, str, str]) -> None:
+    repo, _, second = outside_repo
+    root = tmp_path / "root"
+    git(tmp_path, "clone", "-q", "--shared", str(repo), str(root))  # objects/info/alternates -> outside
+    engine = ReadEngine(Settings(roots=(root,)))
+    for answer in answers(engine, second):
+        assert MARKER not in answer
+    pack = engine.read("s", ReadRequest(target="notes.md", intent=Intent(needles=["shared"])))
+    assert pack.items[0].pointer.startswith("notes.md@sha256:")
+
+
+def test_a_repository_inside_the_root_still_cites_commits(tmp_path: Path) -> None:
+    if subprocess.run(["git", "--version"], capture_output=True).returncode != 0:
+        pytest.skip("git is not installed")
+    root = root_with(tmp_path)
+    git(root, "init", "-q")
+    git(root, "add", "notes.md")
+    git(root, "commit", "-q", "-m", "inside")
+    head = git(root, "rev-parse", "HEAD")
+    engine = ReadEngine(Settings(roots=(root,)))
+    pack = engine.read("s", ReadRequest(target="notes.md", intent=Intent(needles=["shared"])))
+    assert pack.items[0].pointer.startswith(f"notes.md@{head}#")
+
+
+def test_since_a_commit_diffs_the_file_asked_for_not_one_read_before(tmp_path: Path) -> None:
+    if subprocess.run(["git", "--version"], capture_output=True).returncode != 0:
+        pytest.skip("git is not installed")
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\n" + "".join(f"alpha line {n} ALPHA-ONLY\n" for n in range(40)))
+    (root / "b.md").write_text("# B\n\n" + "".join(f"beta line {n}\n" for n in range(40)))
+    git(root, "init", "-q")
+    git(root, "add", "a.md", "b.md")
+    git(root, "commit", "-q", "-m", "both")
+    head = git(root, "rev-parse", "HEAD")
+    (root / "b.md").write_text((root / "b.md").read_text().replace("beta line 7\n", "beta line 7 EDITED\n"))
+    engine = ReadEngine(Settings(roots=(root,)))
+    engine.read("s", ReadRequest(target="a.md", intent=Intent(needles=["alpha"])))  # remembers a.md at HEAD
+    pack = engine.read("s", ReadRequest(target="b.md", intent=Intent(needles=["beta"]), since=head))
+    assert pack.result is not None
+    diff = str(pack.result.value)
+    assert "ALPHA-ONLY" not in pack.model_dump_json()
+    assert "-beta line 7\n+beta line 7 EDITED" in diff

@@ -45,7 +45,6 @@ class GitRevisions:
     def __init__(self, roots: Roots) -> None:
         self._git = shutil.which("git")
         self._roots = roots
-        self._tops: dict[str, Path | None] = {}
         self._commits: dict[tuple[str, str], str | None] = {}
         self._lock = threading.Lock()
 
@@ -81,16 +80,10 @@ class GitRevisions:
         return self._run_bytes(top, "cat-file", "blob", f"{commit}:{rel}")
 
     def _top(self, directory: Path) -> Path | None:
-        key = str(directory)
-        with self._lock:
-            if key in self._tops:
-                return self._tops[key]
-        top = self._confined_top(directory) if directory.is_dir() else None
-        with self._lock:
-            if len(self._tops) > _MEMO_LIMIT:
-                self._tops.clear()
-            self._tops[key] = top
-        return top
+        # Checked before every use, never memoised: a `.git` file planted after a first check would
+        # otherwise steer every later call. What remains is the moment between this check and the next
+        # git process.
+        return self._confined_top(directory) if directory.is_dir() else None
 
     def _confined_top(self, directory: Path) -> Path | None:
         """The work tree's top when the whole repository lies inside the roots, else None (untracked)."""

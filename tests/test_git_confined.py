@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -146,3 +147,18 @@ def test_since_a_commit_diffs_the_file_asked_for_not_one_read_before(tmp_path: P
     diff = str(pack.result.value)
     assert "ALPHA-ONLY" not in pack.model_dump_json()
     assert "-beta line 7\n+beta line 7 EDITED" in diff
+
+
+def test_a_git_file_planted_after_a_first_check_is_refused(tmp_path: Path, outside_repo: tuple[Path, str, str]) -> None:
+    repo, _, second = outside_repo
+    root = root_with(tmp_path)
+    git(root, "init", "-q")
+    git(root, "add", "notes.md")
+    git(root, "commit", "-q", "-m", "inside")
+    engine = ReadEngine(Settings(roots=(root,)))
+    first = engine.read("s", ReadRequest(target="notes.md", intent=Intent(needles=["shared"])))
+    assert "@sha256:" not in first.items[0].pointer  # an inside repository: checked and used
+    shutil.rmtree(root / ".git")
+    (root / ".git").write_text(f"gitdir: {repo / '.git'}\n")
+    for answer in answers(engine, second):
+        assert MARKER not in answer

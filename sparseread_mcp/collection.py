@@ -55,6 +55,8 @@ COLLAPSED = frozenset(
     }
 )
 MAX_FILES = 20_000
+#: Folders below this depth are not walked.
+MAX_DEPTH = 64
 INDEX_HEAD_BYTES = 16_384
 MAX_CONTENT_BYTES = 2_000_000
 _BINARY_SNIFF = 2048
@@ -77,7 +79,7 @@ class Inventory:
     root_path: str  # the directory, relative to its root
     files: list[FileEntry]
     collapsed: list[str]
-    skipped: int  # files left out: ignored, binary, unreadable, or past MAX_FILES
+    skipped: int  # files left out: ignored, binary, unreadable, or past MAX_FILES (folders past MAX_DEPTH)
     fingerprint: str
     truncated: bool = False
     index: FileIndex | None = field(default=None)
@@ -117,6 +119,12 @@ def build_inventory(
             if spec is not None:
                 specs.append((rel_dir, spec))
             kept = []
+            if rel_dir.count("/") + 1 >= MAX_DEPTH and dirnames:
+                # fwalk recurses and holds a descriptor per level: a hostile chain of folders would exhaust
+                # both, so deeper folders are left out (and the inventory says it was cut).
+                truncated = True
+                skipped += len(dirnames)
+                dirnames[:] = []
             for name in sorted(dirnames):
                 rel = f"{rel_dir}/{name}" if rel_dir else name
                 if name in COLLAPSED:

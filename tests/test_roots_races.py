@@ -195,3 +195,17 @@ def test_directory_search_skips_files_over_the_size_cap_and_says_so(tmp_path: Pa
     assert [i.pointer.split("@")[0] for i in pack.items] == ["small.txt"]
     assert pack.result is not None and "1 over 2048 bytes skipped" in pack.result.scanned
     assert any("big.log" in note and "SPARSEREAD_SEARCH_MAX_FILE_BYTES" in note for note in pack.result.provenance)
+
+
+def test_a_very_deep_folder_chain_is_cut_not_a_crash(tmp_path: Path) -> None:
+    deep = tmp_path
+    for _ in range(300):  # past the recursion and descriptor budget a walk could afford per level
+        deep = deep / "d"
+    deep.mkdir(parents=True)
+    (deep / "bottom.txt").write_text("BOTTOM\n")
+    (tmp_path / "top.txt").write_text("TOP needle\n")
+    engine = ReadEngine(Settings(roots=(tmp_path,)))
+    inventory = engine.inventory(".")
+    assert inventory.truncated and [f.path for f in inventory.files] == ["top.txt"]
+    pack = engine.read("s", ReadRequest(target=".", intent=Intent(needles=["needle"])))
+    assert pack.items and pack.items[0].pointer.startswith("top.txt@")

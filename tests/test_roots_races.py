@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from pathlib import Path
 
+import anyio
 import pytest
+from mcp import Client
 
 from sparseread_mcp import Intent, OutsideRoots, ReadEngine, ReadRequest, Settings
 from sparseread_mcp.artifacts import load_artifact
 from sparseread_mcp.collection_read import read_directory
 from sparseread_mcp.errors import SparsereadError
 from sparseread_mcp.safeopen import MAX_LINKS, open_beneath
+from sparseread_mcp.server import create_server
 
 MARKER = "OUTSIDE-MARKER-7731"
 INSIDE = "secret inside: the innocent victim file\n"
@@ -209,3 +213,44 @@ def test_a_very_deep_folder_chain_is_cut_not_a_crash(tmp_path: Path) -> None:
     assert inventory.truncated and [f.path for f in inventory.files] == ["top.txt"]
     pack = engine.read("s", ReadRequest(target=".", intent=Intent(needles=["needle"])))
     assert pack.items and pack.items[0].pointer.startswith("top.txt@")
+
+
+def test_through_the_mcp_client_no_answer_carries_outside_text_during_a_race(layout: tuple[Path, Path]) -> None:
+    root, outside = layout
+    stop = threading.Event()
+
+    def swapper() -> None:
+        while not stop.is_set():
+            swap_to_link(root, outside)
+            swap_to_file(root)
+
+    texts: list[str] = []
+
+    async def run() -> None:
+        with anyio.fail_after(120):  # a hang guard only; each call has its own 3 s limit
+            async with Client(create_server(Settings(roots=(root,), call_timeout_seconds=3))) as client:
+                for _ in range(40):
+                    for args in (
+                        {"target": ".", "intent": {"needles": ["secret"]}},
+                        {"target": "victim.txt", "intent": {"needles": ["secret"]}},
+                    ):
+                        result = await client.call_tool("sro_read", args)
+                        texts.append(str(result.structured_content) + str(result.content))
+                stop.set()
+                swap_to_file(root)
+                after = await client.call_tool("sro_read", {"target": "victim.txt", "intent": {"needles": ["secret"]}})
+                assert not after.is_error and after.structured_content is not None
+                # The session already holds this small file whole: it names the matches; its version is
+                # the inside bytes, from whichever cache served it.
+                inside = hashlib.sha256((INSIDE * 4).encode()).hexdigest()
+                assert after.structured_content["episode"]["artifact"]["fingerprint"] == inside
+                texts.append(str(after.structured_content))
+
+    thread = threading.Thread(target=swapper, daemon=True)
+    thread.start()
+    try:
+        anyio.run(run)
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+    assert len(texts) == 81 and not [t for t in texts if MARKER in t]

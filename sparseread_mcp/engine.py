@@ -74,7 +74,7 @@ class ReadEngine:
         self.counter = TokenCounter(settings.tokenizer, margin=settings.token_margin)
         self.sessions: SessionStore = open_session_store(settings.store)
         # Replicas on a shared store share parsed artifacts too, through the cache directory.
-        self.index_cache = IndexCache(settings.cache_dir) if isinstance(settings.store, str) else None
+        self.index_cache = IndexCache(settings.cache_dir, roots=self.roots) if isinstance(settings.store, str) else None
         self.locators = LocatorSet(semantic_model=settings.semantic_model, cache_dir=settings.cache_dir)
         self.locator = self.locators.get("bm25")  # refine, verify and directories locate with BM25
         self.selection = ConfigurationSelection(settings, self.locators)

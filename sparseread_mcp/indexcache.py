@@ -24,7 +24,9 @@ from pathlib import Path
 
 from .artifacts import Artifact
 from .atomicfile import write_atomically
+from .errors import ConfigError
 from .readers.base import ParsedArtifact, Reader
+from .roots import Roots
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +42,14 @@ _LOAD_ERRORS = (pickle.UnpicklingError, EOFError, AttributeError, ImportError, I
 class IndexCache:
     """A folder of parsed artifacts shared by every process that names it."""
 
-    def __init__(self, folder: Path, *, version: str | None = None, max_bytes: int = 2 << 30) -> None:
+    def __init__(
+        self, folder: Path, *, version: str | None = None, max_bytes: int = 2 << 30, roots: Roots | None = None
+    ) -> None:
+        if roots is not None and roots.contains(folder):
+            # Entries are pickles: anyone who can write under a root could plant one that runs code on load.
+            raise ConfigError(
+                f"the cache directory {folder} is inside a readable root; set SPARSEREAD_CACHE_DIR outside the roots"
+            )
         self.folder = folder / "parsed"
         self._version = version or _package_version()
         self._max_bytes = max_bytes

@@ -14,7 +14,9 @@ from mcp import Client
 from sparseread_mcp import Intent, OutsideRoots, ReadEngine, ReadRequest, Settings
 from sparseread_mcp.artifacts import load_artifact
 from sparseread_mcp.collection_read import read_directory
-from sparseread_mcp.errors import SparsereadError
+from sparseread_mcp.errors import ConfigError, SparsereadError
+from sparseread_mcp.indexcache import IndexCache
+from sparseread_mcp.roots import Roots
 from sparseread_mcp.safeopen import MAX_LINKS, open_beneath
 from sparseread_mcp.server import create_server
 
@@ -254,3 +256,11 @@ def test_through_the_mcp_client_no_answer_carries_outside_text_during_a_race(lay
         stop.set()
         thread.join(timeout=30)
     assert len(texts) == 81 and not [t for t in texts if MARKER in t]
+
+
+def test_a_shared_parse_cache_inside_a_root_is_refused(tmp_path: Path) -> None:
+    """Its entries are pickles: a file planted under a root must never be loaded as one."""
+    roots = Roots((tmp_path,))
+    with pytest.raises(ConfigError, match="SPARSEREAD_CACHE_DIR outside the roots"):
+        IndexCache(tmp_path / "cache", roots=roots)
+    IndexCache(tmp_path.parent / f"{tmp_path.name}-cache", roots=roots)  # beside the root is fine

@@ -162,3 +162,19 @@ def test_a_git_file_planted_after_a_first_check_is_refused(tmp_path: Path, outsi
     (root / ".git").write_text(f"gitdir: {repo / '.git'}\n")
     for answer in answers(engine, second):
         assert MARKER not in answer
+
+
+def test_a_content_hash_of_another_file_never_answers_for_this_one(tmp_path: Path) -> None:
+    """Remembered texts are keyed by path and revision: a.md's hash is not a version of b.md."""
+    (tmp_path / "a.md").write_text("# A\n\nALPHA-ONLY text of a\n")
+    (tmp_path / "b.md").write_text("# B\n\nbeta text of b\n")
+    engine = ReadEngine(Settings(roots=(tmp_path,)))
+    pointer = engine.read("s", ReadRequest(target="a.md", intent=Intent(needles=["alpha"]))).items[0].pointer
+    rev = pointer.split("@")[1].split("#")[0]
+    with pytest.raises(SparsereadError, match="not in git or in this server's memory"):
+        engine.read("s", ReadRequest(target=f"b.md@{rev}#L1-L3"))
+    try:
+        pack = engine.read("s", ReadRequest(target="b.md", intent=Intent(needles=["beta"]), since=rev))
+        assert "ALPHA-ONLY" not in pack.model_dump_json()
+    except SparsereadError as exc:
+        assert "ALPHA-ONLY" not in str(exc)

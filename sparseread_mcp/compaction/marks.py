@@ -117,12 +117,15 @@ def _bare_names(segment: str) -> list[str]:
     """`name.ext` with a known extension inside one segment (no slash): `setup.py`, `a-b.json`."""
     out = []
     parts = segment.split(".")
+    resume = 0  # after `x.py-y`, the next name starts right after `py`, at the dash (as the regex did)
     for i in range(len(parts) - 1):
-        name, after = parts[i], parts[i + 1]
-        first_word = next((k for k, c in enumerate(name) if _is_word(c)), None)
+        name, after = parts[i][resume:], parts[i + 1]
+        start = 0 if resume else next((k for k, c in enumerate(name) if _is_word(c)), len(name))
         extension = after.split("-", 1)[0]
-        if first_word is not None and extension in _EXTENSIONS and extension.isascii():
-            out.append(name[first_word:] + "." + extension)
+        resume = 0
+        if start < len(name) and extension in _EXTENSIONS:
+            out.append(name[start:] + "." + extension)
+            resume = len(extension)
     return out
 
 

@@ -320,7 +320,7 @@ MALFORMED: list[tuple[str, object, str]] = [
     ("a call never answered", [{"role": "assistant", "tool_calls": [_CALL]}], "calls without results: 'c1'"),
     ("a repeated call id", [{"role": "assistant", "tool_calls": [_CALL, _CALL]}], "repeats call id 'c1'"),
     ("nested junk", [{"role": "user", "content": "x", "meta": {"a": [[[[{"b": [[[]]]}]]]] * 3}}], ""),
-    ("a value that is not JSON", [{"role": "user", "content": "x", "meta": {1, 2}}], "JSON values only"),
+    ("a value that is not JSON", [{"role": "user", "content": "x", "meta": {1, 2}}], "send JSON values only"),
 ]
 
 
@@ -362,7 +362,7 @@ async def test_sro_compact_answers_malformed_shapes_with_typed_errors(tmp_path: 
 
     from sparseread_mcp.server import create_server
 
-    cases = [m for _, m, says in MALFORMED if says and isinstance(m, list) and "not JSON" not in says]
+    cases = [m for _, m, says in MALFORMED if says and isinstance(m, list) and "JSON values" not in says]
     cases.append([{"role": "user", "content": _nested(MAX_DEPTH + 5)}])
     async with Client(create_server(Settings(roots=(tmp_path,)))) as client:
         with anyio.fail_after(60):

@@ -85,12 +85,15 @@ def load(messages: object, fmt: Format | None = None) -> Transcript:
     _check_size(messages)
     for number, raw in enumerate(messages):
         if not isinstance(raw, dict):
-            raise IntentError(f"message {number} is {_kind(raw)}, not an object; every message is an object")
+            raise IntentError(
+                f"message {number} is {_kind(raw)}, not an object; send each message as "
+                '{"role": "...", "content": ...}'
+            )
         if "role" not in raw:
-            raise IntentError(f"message {number} has no 'role': every message needs one")
+            raise IntentError(f"message {number} has no 'role': send one with every message ('user', 'assistant', ...)")
         if not isinstance(raw["role"], str):
             raise IntentError(
-                f"message {number} has a 'role' that is {_kind(raw['role'])}; use a string such as "
+                f"message {number} has a 'role' that is {_kind(raw['role'])}; send a string such as "
                 "'user', 'assistant' or 'tool'"
             )
     fmt = fmt or detect_format(messages)
@@ -147,13 +150,13 @@ def _check_size(messages: list[object]) -> None:
             elif isinstance(value, dict):
                 for key, item in value.items():
                     if not isinstance(key, str):
-                        raise IntentError(f"message {number} has a key that is {_kind(key)}; JSON keys are strings")
+                        raise IntentError(f"message {number} has a key that is {_kind(key)}; send string keys")
                     chars += len(key)
                     stack.append((item, depth + 1))
             elif isinstance(value, list):
                 stack.extend((item, depth + 1) for item in value)
             elif not (value is None or isinstance(value, (bool, int, float))):
-                raise IntentError(f"message {number} holds {_kind(value)}; a transcript holds JSON values only")
+                raise IntentError(f"message {number} holds {_kind(value)}; send JSON values only")
             if chars > MAX_CHARS:
                 raise IntentError(
                     f"the transcript has over {MAX_CHARS:,} characters (at message {number}); compact a recent "
@@ -213,12 +216,12 @@ def _check_content(where: str, content: object, blocks: str) -> None:
     for k, block in enumerate(content):
         if not isinstance(block, dict):
             raise IntentError(
-                f"{where}: item {k} of 'content' is {_kind(block)}; each is an object with a 'type', such as "
+                f"{where}: item {k} of 'content' is {_kind(block)}; send each as an object with a 'type', such as "
                 '{"type": "text", "text": "..."}'
             )
         if not isinstance(block.get("type"), str):
             raise IntentError(
-                f"{where}: item {k} of 'content' has no 'type' string; give each one, such as "
+                f"{where}: item {k} of 'content' has no 'type' string; send one with each, such as "
                 '{"type": "text", "text": "..."}'
             )
 
@@ -333,7 +336,7 @@ def validate(transcript: Transcript) -> str | None:
             answered.add(call_id)
         for call in message.calls:
             if call.id in open_calls or call.id in answered:
-                return f"message {number} repeats call id {short(call.id)}; give every tool call its own id"
+                return f"message {number} repeats call id {short(call.id)}; send every tool call with its own id"
             open_calls.add(call.id)
     if open_calls:
         shown = ", ".join(short(c) for c in sorted(open_calls)[:5])

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from sparseread_mcp import Settings
@@ -379,6 +379,7 @@ async def test_sro_compact_answers_malformed_shapes_with_typed_errors(tmp_path: 
 _RUNS = st.sampled_from(["", "a-" * 300, "a/" * 300, "./" * 200, "1." * 300, "ERR-4242 failed", "src/x.py", "é"])
 _TEXT = st.builds(lambda a, b: a + b, st.text(max_size=30), _RUNS)
 _IDS = st.sampled_from(["t1", "t2", "t3", "t4", "x"])
+_FILLER = " tool output" * 30  # long enough that a summary is shorter: spans get committed
 _ROLES = st.sampled_from(["user", "assistant", "system", "tool", "developer", 3, None])
 
 
@@ -424,7 +425,8 @@ def anthropic_messages(draw: st.DrawFn) -> list[object]:
         ids = [f"u{i}{k}" for k in range(draw(st.integers(1, 2)))]
         uses = [_block("tool_use", draw(_TEXT), tool_id) for tool_id in ids]
         messages.append({"role": "assistant", "content": [{"type": "text", "text": draw(_TEXT)}, *uses]})
-        results = [_block(draw(st.sampled_from(["tool_result", "nested_result"])), draw(_TEXT), t) for t in ids]
+        kinds = st.sampled_from(["tool_result", "nested_result"])
+        results = [_block(draw(kinds), draw(_TEXT) + _FILLER, t) for t in ids]
         extra = draw(st.lists(st.sampled_from(["text", "image"]), max_size=2))
         results += [_block(kind, draw(_TEXT), "") for kind in extra]
         messages.append({"role": "user", "content": results})
@@ -443,7 +445,7 @@ def openai_messages(draw: st.DrawFn) -> list[object]:
         ids = [f"c{i}{k}" for k in range(draw(st.integers(1, 2)))]
         calls = [{"id": c, "type": "function", "function": {"name": "run", "arguments": draw(_TEXT)}} for c in ids]
         messages.append({"role": "assistant", "content": draw(_TEXT | st.none()), "tool_calls": calls})
-        messages += [{"role": "tool", "tool_call_id": c, "content": draw(_TEXT)} for c in ids]
+        messages += [{"role": "tool", "tool_call_id": c, "content": draw(_TEXT) + _FILLER} for c in ids]
     for _ in range(draw(st.integers(0, 2))):
         where = draw(st.integers(0, len(messages)))
         junk = draw(st.sampled_from([{"role": "tool", "tool_call_id": "c00"}, {"role": "user"}, {"content": "x"}]))
@@ -457,19 +459,22 @@ def openai_messages(draw: st.DrawFn) -> list[object]:
     fmt=st.sampled_from([None, None, "openai", "anthropic"]),
     keep=st.integers(0, 2),
     kappa=st.integers(0, 2),
+    tau=st.sampled_from([0.0, 0.3, 0.6]),
 )
 def test_fuzz_any_transcript_is_refused_with_a_typed_error_or_compacted_safely(
-    messages: list[object], fmt: str | None, keep: int, kappa: int
+    messages: list[object], fmt: str | None, keep: int, kappa: int, tau: float
 ) -> None:
     sent = copy.deepcopy(messages)
-    options = CompactionSettings(keep_last=keep, kappa=kappa, min_tokens=0)
+    options = CompactionSettings(keep_last=keep, kappa=kappa, tau=tau, min_tokens=0)
     try:
         result = compact_messages(messages, fmt=fmt, settings=options)  # type: ignore[arg-type]
-    except SparsereadError:
+    except SparsereadError as exc:
+        event(f"refused: {type(exc).__name__}")
         return
     finally:
         assert messages == sent  # the caller's history is never touched
     out = result.messages
+    event("compacted" if result.tokens_after < result.tokens_before else "unchanged")
     assert validate(load(out, result.format)) is None
     assert result.tokens_after <= result.tokens_before and len(out) <= len(messages)
     assert user_blocks(out) == user_blocks(messages)  # type: ignore[arg-type]

@@ -478,3 +478,22 @@ def test_fuzz_any_transcript_is_refused_with_a_typed_error_or_compacted_safely(
     assert validate(load(out, result.format)) is None
     assert result.tokens_after <= result.tokens_before and len(out) <= len(messages)
     assert user_blocks(out) == user_blocks(messages)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "not json",
+        "[" * 50_000,
+        '{"label": 2}',
+        '{"label": 1, "features": {"referenced": "x"}}',
+        '{"label": 1, "features": [1, 2]}',
+        '{"label": 0, "messages": [{"role": "user", "content": "hi"}], "unit": 7}',
+        '{"label": 0, "messages": "nope", "unit": 0}',
+    ],
+)
+def test_router_training_data_gets_typed_errors(line: str) -> None:
+    from sparseread_mcp.compaction.learned import examples_from_jsonl
+
+    with pytest.raises(IntentError, match="line 1"):
+        examples_from_jsonl(line)

@@ -8,6 +8,7 @@ later interaction repeats the same read.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -164,7 +165,7 @@ class DefaultRouter:
     def score(self, unit: Unit, state: Sequence[Unit], *, latest_turns: str = "") -> float:
         f = features(unit, state, latest_turns=latest_turns)
         if f.rederivable and self._verify is not None:
-            pointers = _FULL_POINTER.findall(unit.observation)[:5]
+            pointers = [m.group() for m in itertools.islice(_FULL_POINTER.finditer(unit.observation), 5)]
             if not pointers or not all(self._verify(p) for p in pointers):
                 f = dataclasses.replace(f, rederivable=False)
         if f.superseded:

@@ -15,6 +15,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ..deadline import checkpoint
 from ..errors import IntentError
 
 Format = Literal["openai", "anthropic"]
@@ -135,6 +136,8 @@ def _check_size(messages: list[object]) -> None:
         while stack:
             value, depth = stack.pop()
             nodes += 1
+            if nodes % 65_536 == 0:
+                checkpoint()
             if nodes > MAX_NODES:
                 raise IntentError(
                     f"the transcript holds over {MAX_NODES:,} JSON values (message {number}); compact a recent "

@@ -320,6 +320,12 @@ MALFORMED: list[tuple[str, object, str]] = [
     ("a call never answered", [{"role": "assistant", "tool_calls": [_CALL]}], "calls without results: 'c1'"),
     ("a repeated call id", [{"role": "assistant", "tool_calls": [_CALL, _CALL]}], "repeats call id 'c1'"),
     ("nested junk", [{"role": "user", "content": "x", "meta": {"a": [[[[{"b": [[[]]]}]]]] * 3}}], ""),
+    (
+        "a number too long to write",
+        [{"role": "user", "content": "x", "meta": 10**5000}],
+        "send such a value as a string",
+    ),
+    ("a role that is a huge number", [{"role": 10**5000, "content": "x"}], "send such a value as a string"),
     ("a value that is not JSON", [{"role": "user", "content": "x", "meta": {1, 2}}], "send JSON values only"),
 ]
 

@@ -17,6 +17,7 @@ from .segments import Unit
 
 _MAX_MARKS = 12
 _MAX_ARGS = 160
+_PARSE_ARGS = 4096
 _MAX_SENTENCE = 240
 #: Linear: a whitespace run is tried once, right after its sentence mark (a start inside it fails the lookbehind).
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
@@ -49,11 +50,15 @@ class ExtractiveSummarizer:
 
 
 def _short_args(arguments: str) -> str:
-    try:
-        parsed = json.loads(arguments) if arguments.strip().startswith("{") else arguments
-    except json.JSONDecodeError:
-        parsed = arguments
-    text = json.dumps(parsed, ensure_ascii=False) if isinstance(parsed, dict) else str(parsed)
+    # Only short arguments are parsed (to print them compactly): a long or deeply nested one would cost
+    # more to read than the 160 characters shown of it.
+    parsed: object = arguments
+    if arguments.strip().startswith("{") and len(arguments) <= _PARSE_ARGS:
+        try:
+            parsed = json.loads(arguments)
+        except (json.JSONDecodeError, RecursionError):
+            parsed = arguments
+    text = json.dumps(parsed, ensure_ascii=False) if isinstance(parsed, dict) else str(parsed)[: 4 * _MAX_ARGS]
     text = " ".join(text.split())
     return text if len(text) <= _MAX_ARGS else text[: _MAX_ARGS - 1] + "…"
 

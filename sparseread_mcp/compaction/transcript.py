@@ -27,6 +27,7 @@ MAX_CHARS = 8_000_000  # all strings together, keys included
 MAX_DEPTH = 64  # nesting of lists and objects inside one message
 MAX_NODES = 2_000_000  # values of any kind inside all messages
 _SHOWN = 60  # characters of an offending value quoted in an error
+_MAX_INT_BITS = 1024
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -158,6 +159,11 @@ def _check_size(messages: list[object]) -> None:
                     stack.append((item, depth + 1))
             elif isinstance(value, list):
                 stack.extend((item, depth + 1) for item in value)
+            elif isinstance(value, int) and value.bit_length() > _MAX_INT_BITS:
+                # json.dumps refuses to write integers past 4,300 digits; far smaller ones are not data
+                raise IntentError(
+                    f"message {number} holds a number over {_MAX_INT_BITS} bits long; send such a value as a string"
+                )
             elif not (value is None or isinstance(value, (bool, int, float))):
                 raise IntentError(f"message {number} holds {_kind(value)}; send JSON values only")
             if chars > MAX_CHARS:
@@ -239,7 +245,8 @@ def _kind(value: object) -> str:
     """A short description of an offending value: its JSON type and a few characters of it."""
     names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
     name = names.get(type(value)) or ("a number" if isinstance(value, (int, float)) else type(value).__name__)
-    shown = repr(value) if isinstance(value, (str, int, float, bool)) else ""
+    small = isinstance(value, (str, float, bool)) or (isinstance(value, int) and value.bit_length() <= 64)
+    shown = repr(value) if small else ""
     return f"{name} {shown[:_SHOWN]}".rstrip()
 
 

@@ -20,7 +20,7 @@ from sparseread_mcp import Settings
 from sparseread_mcp.compaction import CompactionSettings, compact_messages, load, validate
 from sparseread_mcp.compaction.marks import _RUN, identifiers, paths
 from sparseread_mcp.compaction.segments import Unit
-from sparseread_mcp.compaction.transcript import MAX_CHARS, MAX_DEPTH, MAX_MESSAGES
+from sparseread_mcp.compaction.transcript import MAX_CHARS, MAX_DEPTH, MAX_MESSAGES, MAX_NODES
 from sparseread_mcp.deadline import Deadline, TimedOut, deadline
 from sparseread_mcp.errors import IntentError, SparsereadError
 
@@ -356,6 +356,8 @@ def test_deep_nesting_and_huge_counts_are_refused_before_any_walk() -> None:
         load([{"role": "user", "content": "x"}] * (MAX_MESSAGES + 1))
     with pytest.raises(IntentError, match="characters"):
         load([{"role": "user", "content": "x" * (MAX_CHARS + 1)}])
+    with pytest.raises(IntentError, match="JSON values"):
+        load([{"role": "user", "content": "x", "meta": [0] * (MAX_NODES + 1)}])
     with pytest.raises(IntentError, match=r"nests deeper|not JSON"):
         from sparseread_mcp.compaction import load_file
 

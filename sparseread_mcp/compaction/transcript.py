@@ -139,15 +139,15 @@ def _check_size(messages: list[object]) -> None:
             nodes += 1
             if nodes % 65_536 == 0:
                 checkpoint()
-            if nodes > MAX_NODES:
-                raise IntentError(
-                    f"the transcript holds over {MAX_NODES:,} JSON values (message {number}); compact a recent "
-                    "part of it"
-                )
             if depth > MAX_DEPTH:
                 raise IntentError(
                     f"message {number} nests lists and objects over {MAX_DEPTH} levels deep; a chat message "
                     "needs a few: send its content as text or flat blocks"
+                )
+            if isinstance(value, (dict, list)) and nodes + len(stack) + len(value) > MAX_NODES:
+                raise IntentError(
+                    f"the transcript holds over {MAX_NODES:,} JSON values (message {number}); compact a recent "
+                    "part of it"
                 )
             if isinstance(value, str):
                 chars += len(value)

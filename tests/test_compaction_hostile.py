@@ -133,6 +133,21 @@ def test_a_forced_format_never_drops_user_blocks(fmt: str) -> None:
         assert user_blocks(result.messages) == user_blocks(original)
 
 
+@pytest.mark.parametrize("shape", ["array", "json lines", "object"])
+def test_every_file_shape_keeps_user_blocks(shape: str) -> None:
+    from sparseread_mcp.compaction import compact, load_file
+
+    original = _anthropic(10, mixed={4: [{"type": "text", "text": INSTRUCTION}]})
+    text = {
+        "array": json.dumps(original),
+        "json lines": "\n".join(json.dumps(m) for m in original),
+        "object": json.dumps({"messages": original}),
+    }[shape]
+    result = compact(load_file(text), settings=LOOSE)
+    assert any(p.committed for p in result.plan)
+    assert user_blocks(result.transcript.dump()) == user_blocks(original)
+
+
 # 2. Linear time, under the deadline.
 
 HOSTILE = [

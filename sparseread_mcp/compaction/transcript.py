@@ -117,16 +117,28 @@ def load_file(text: str, fmt: Format | None = None) -> Transcript:
         )
     stripped = text.strip()
     try:
-        data = json.loads(stripped) if stripped.startswith("[") else [json.loads(x) for x in stripped.splitlines() if x]
+        data = _parse(stripped)
     except json.JSONDecodeError as exc:
         raise IntentError(f"the transcript is not JSON or JSON Lines ({exc})") from exc
     except RecursionError as exc:
         raise IntentError(f"the transcript nests deeper than JSON can be read here (over {MAX_DEPTH} levels)") from exc
-    if isinstance(data, dict) and "messages" in data:
-        data = data["messages"]
     if not isinstance(data, list):
         raise IntentError('the transcript must be a JSON array of messages, JSON Lines, or {"messages": [...]}')
     return load(data, fmt)
+
+
+def _parse(text: str) -> object:
+    """A JSON array, `{"messages": [...]}` (on one line or many), or JSON Lines of messages."""
+    if text.startswith("["):
+        return json.loads(text)
+    if text.startswith("{"):
+        try:
+            whole = json.loads(text)
+        except json.JSONDecodeError:  # JSON Lines: the first line parses, the second is "extra data"
+            whole = None
+        if isinstance(whole, dict) and "messages" in whole:
+            return whole["messages"]
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 def _check_size(messages: list[object]) -> None:

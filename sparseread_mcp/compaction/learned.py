@@ -64,7 +64,9 @@ class LearnedRouter:
         try:
             data = json.loads(path.read_text())
             if tuple(data["features"]) != FEATURE_NAMES:
-                raise ConfigError(f"{path} was trained on other features ({data['features']}); train it again")
+                raise ConfigError(
+                    f"{path} was trained on other features ({str(data['features'])[:120]}); train it again"
+                )
             return cls(
                 weights=tuple(data["weights"]),
                 bias=float(data["bias"]),
@@ -72,8 +74,10 @@ class LearnedRouter:
                 precision=float(data["precision"]),
                 recall=float(data["recall"]),
             )
-        except (OSError, ValueError, KeyError) as exc:
-            raise ConfigError(f"cannot load the router from {path}: {exc}") from exc
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ConfigError(
+                f"cannot load the router from {path} ({str(exc)[:120]}); train it again with `compact train`"
+            ) from exc
 
 
 def examples_from_jsonl(text: str) -> list[tuple[list[float], int]]:
@@ -82,16 +86,33 @@ def examples_from_jsonl(text: str) -> list[tuple[list[float], int]]:
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        row = json.loads(line)
-        if row.get("label") not in (0, 1):
+        try:
+            row = json.loads(line)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            raise IntentError(f"line {number} is not a JSON object ({type(exc).__name__}); send one per line") from exc
+        if not isinstance(row, dict) or row.get("label") not in (0, 1):
             raise IntentError(f"line {number}: 'label' must be 0 (keep) or 1 (replaceable)")
-        if "features" in row:
-            out.append(([float(row["features"][name]) for name in FEATURE_NAMES], int(row["label"])))
-        else:
-            units = segment(load(row["messages"]))
-            unit = units[int(row["unit"])]
-            out.append((features(unit, units).vector(), int(row["label"])))
+        out.append((_vector(number, row), int(row["label"])))
     return out
+
+
+def _vector(number: int, row: dict[str, object]) -> list[float]:
+    if "features" in row:
+        named = row["features"]
+        try:
+            return [float(named[name]) for name in FEATURE_NAMES]  # type: ignore[index]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise IntentError(
+                f"line {number}: 'features' must map each of {', '.join(FEATURE_NAMES)} to a number"
+            ) from exc
+    try:
+        units = segment(load(row.get("messages")))
+    except IntentError as exc:
+        raise IntentError(f"line {number}: {exc}") from exc
+    position = row.get("unit")
+    if not isinstance(position, int) or not 0 <= position < len(units):
+        raise IntentError(f"line {number}: 'unit' must be the index of one of its {len(units)} units")
+    return features(units[position], units).vector()
 
 
 def train(

@@ -8,30 +8,93 @@ later interaction repeats the same read.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, overload
 
+from ..deadline import checkpoint
+from .marks import has_error, salient
 from .segments import Unit
 
-_IDENTIFIER = re.compile(r"\b(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{5,}\b")
-_PATH = re.compile(
-    r"(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+\.\w{1,8}|\b[\w-]+\.(?:py|js|ts|go|rs|java|c|h|md|json|ya?ml|toml|txt|csv|log)\b"
-)
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
-_ERROR = re.compile(r"(?i)\b(error|exception|traceback|failed|failure|not found|denied|invalid)\b")
+__all__ = ["FEATURE_NAMES", "DefaultRouter", "Features", "History", "Router", "features", "salient"]
+
 _POINTER = re.compile(r"@(?:sha256:[0-9a-f]{12}|[0-9a-f]{7,40})#")
-#: Numbers this short are everywhere (counts, indexes); they cannot tie a later action to an observation.
-_MIN_NUMBER_DIGITS = 3
+#: Anchored where a run of path characters starts: tried once per run, so linear (a start inside the run
+#: would rescan the rest of it, quadratic on `aaaa...` without an `@`); the same matches as unanchored.
+_FULL_POINTER = re.compile(r"(?<![\w./-])[\w./-]+@(?:sha256:[0-9a-f]{12}|[0-9a-f]{7,40})#[^\s\"',]+")
+#: Only the head of an observation decides whether it reports an error.
+_ERROR_HEAD = 2000
 
 
-def salient(text: str) -> set[str]:
-    """Identifiers, paths, long numbers and error lines: what later actions reuse."""
-    found = set(_IDENTIFIER.findall(text)) | set(_PATH.findall(text))
-    found |= {n for n in _NUMBER.findall(text) if len(n.replace(".", "")) >= _MIN_NUMBER_DIGITS}
-    found |= {line.strip()[:120] for line in text.split("\n") if _ERROR.search(line) and len(line.strip()) > 12}
-    return found
+class History(Sequence[Unit]):
+    """The units of a history, with what the router asks about "everything after unit k" built once.
+
+    Rebuilding the later text for every unit made scoring quadratic in the history's length; here the
+    later actions of every unit are one suffix of a single string, and a mark is looked up once.
+    """
+
+    def __init__(self, units: Sequence[Unit], *, latest_turns: str = "") -> None:
+        self.units = tuple(units)
+        self.latest_turns = latest_turns
+        pieces: list[str] = []
+        starts: list[int] = []  # where each unit's piece begins in the joined text
+        own: list[int | None] = []  # where the user text that came with a unit's results begins
+        offset = 0
+        for unit in self.units:
+            piece = unit.arguments + " " + unit.reasoning
+            own.append(offset + len(piece) + 1 if unit.user_text else None)
+            if unit.user_text:
+                piece += " " + unit.user_text
+            pieces.append(piece)
+            starts.append(offset)
+            offset += len(piece) + 1
+        joined = " ".join(pieces)
+        # The later actions of unit k are exactly the suffix from the piece of unit k + 1: the same string
+        # the router used to build for every unit ("later pieces" + " " + the latest user turns).
+        self._text = joined + " " + latest_turns
+        nexts = [*starts[1:], len(joined)]
+        self._from = [mine if mine is not None else after for mine, after in zip(own, nexts, strict=True)]
+        self._position = {unit.index: i for i, unit in enumerate(self.units)}
+        self._last_seen: dict[str, int] = {}
+        self._last_call: dict[tuple[tuple[str, ...], str], int] = {}
+        self._last_clean: dict[tuple[str, ...], int] = {}
+        self._interactions_after = [0] * (len(self.units) + 1)
+        for i in range(len(self.units) - 1, -1, -1):
+            unit = self.units[i]
+            interaction = unit.kind == "interaction"
+            self._interactions_after[i] = self._interactions_after[i + 1] + interaction
+            if interaction:
+                self._last_call.setdefault((unit.tools, unit.arguments), i)
+                if not has_error(unit.observation[:_ERROR_HEAD]):
+                    self._last_clean.setdefault(unit.tools, i)
+
+    def __len__(self) -> int:
+        return len(self.units)
+
+    @overload
+    def __getitem__(self, index: int) -> Unit: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Unit]: ...
+    def __getitem__(self, index: int | slice) -> Unit | Sequence[Unit]:
+        return self.units[index]
+
+    def used_later(self, unit: Unit, mark: str) -> bool:
+        """Whether a later action (or the user text that came with this unit's results) contains `mark`."""
+        last = self._last_seen.get(mark)
+        if last is None:
+            last = self._last_seen[mark] = self._text.rfind(mark)
+        return last >= self._from[self._position[unit.index]]
+
+    def called_again(self, unit: Unit) -> bool:
+        return self._last_call.get((unit.tools, unit.arguments), -1) > self._position[unit.index]
+
+    def succeeded_later(self, unit: Unit) -> bool:
+        return self._last_clean.get(unit.tools, -1) > self._position[unit.index]
+
+    def interactions_after(self, unit: Unit) -> int:
+        return self._interactions_after[self._position[unit.index] + 1]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -60,27 +123,26 @@ FEATURE_NAMES = ("referenced", "superseded", "resolved", "rederivable", "is_erro
 
 
 def features(unit: Unit, state: Sequence[Unit], *, latest_turns: str = "") -> Features:
-    """Features of `unit` against the units after it in the effective history `state`."""
-    later = [u for u in state if u.index > unit.index]
-    later_actions = " ".join(u.arguments + " " + u.reasoning for u in later) + " " + latest_turns
+    """Features of `unit` against the units after it in the effective history `state` (a `History` built
+    once for many units; any other sequence is indexed on each call)."""
+    history = state if isinstance(state, History) and state.latest_turns == latest_turns else None
+    history = history or History(state, latest_turns=latest_turns)
+    checkpoint()
     marks = salient(unit.observation)
-    used = {m for m in marks if m in later_actions}
-    same_call = [
-        u for u in later if u.kind == "interaction" and u.tools == unit.tools and u.arguments == unit.arguments
-    ]
-    is_error = bool(_ERROR.search(unit.observation[:2000]))
-    resolved = is_error and any(
-        u.kind == "interaction" and u.tools == unit.tools and not _ERROR.search(u.observation[:2000]) for u in later
-    )
-    later_interactions = sum(1 for u in later if u.kind == "interaction")
+    used = 0
+    for number, mark in enumerate(marks):
+        if number % 256 == 0:
+            checkpoint()
+        used += history.used_later(unit, mark)
+    is_error = has_error(unit.observation[:_ERROR_HEAD])
     return Features(
-        referenced=len(used) / len(marks) if marks else 0.0,
-        superseded=bool(same_call),
-        resolved=resolved,
+        referenced=used / len(marks) if marks else 0.0,
+        superseded=history.called_again(unit),
+        resolved=is_error and history.succeeded_later(unit),
         rederivable=any(t.startswith("sro_") for t in unit.tools) and bool(_POINTER.search(unit.observation)),
         is_error=is_error,
         size=min(1.0, len(unit.observation) / 4000),
-        age=min(1.0, later_interactions / 5),
+        age=min(1.0, history.interactions_after(unit) / 5),
     )
 
 
@@ -89,9 +151,6 @@ class Router(Protocol):
     def name(self) -> str: ...
 
     def score(self, unit: Unit, state: Sequence[Unit], *, latest_turns: str = "") -> float: ...
-
-
-_FULL_POINTER = re.compile(r"[\w./-]+@(?:sha256:[0-9a-f]{12}|[0-9a-f]{7,40})#[^\s\"',]+")
 
 
 class DefaultRouter:
@@ -106,7 +165,7 @@ class DefaultRouter:
     def score(self, unit: Unit, state: Sequence[Unit], *, latest_turns: str = "") -> float:
         f = features(unit, state, latest_turns=latest_turns)
         if f.rederivable and self._verify is not None:
-            pointers = _FULL_POINTER.findall(unit.observation)[:5]
+            pointers = [m.group() for m in itertools.islice(_FULL_POINTER.finditer(unit.observation), 5)]
             if not pointers or not all(self._verify(p) for p in pointers):
                 f = dataclasses.replace(f, rederivable=False)
         if f.superseded:

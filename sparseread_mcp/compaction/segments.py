@@ -19,12 +19,15 @@ class Unit:
     arguments: str = ""
     observation: str = ""
     reasoning: str = ""
+    user_text: str = ""  # text that came with its results (kept verbatim when the unit is compacted)
+    keeps: bool = False  # its last message holds blocks besides tool results, which must survive
 
 
 def segment(transcript: Transcript) -> list[Unit]:
     """System, user and plain assistant messages stand alone; an assistant call takes its results along.
 
-    Parallel calls stay in one interaction: it ends when every call it opened has its result.
+    Parallel calls stay in one interaction: it ends when every call it opened has its result, or at a
+    message that holds more than results (the user's words next to them), which must stay where it is.
     """
     units: list[Unit] = []
     messages = transcript.messages
@@ -39,11 +42,13 @@ def segment(transcript: Transcript) -> list[Unit]:
             open_ids = {c.id for c in message.calls}
             members = [i]
             observation = []
+            keeps = False
             j = i + 1
-            while j < len(messages) and open_ids and messages[j].results and not messages[j].calls:
+            while j < len(messages) and open_ids and messages[j].results and not messages[j].calls and not keeps:
                 for call_id, text in messages[j].results:
                     open_ids.discard(call_id)
                     observation.append(text)
+                keeps = bool(messages[j].kept)
                 members.append(j)
                 j += 1
             units.append(
@@ -55,6 +60,8 @@ def segment(transcript: Transcript) -> list[Unit]:
                     arguments="\n".join(c.arguments for c in message.calls),
                     observation="\n".join(observation),
                     reasoning=message.text,
+                    user_text=messages[j - 1].kept_text if keeps else "",
+                    keeps=keeps,
                 )
             )
             i = j

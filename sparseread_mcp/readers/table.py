@@ -177,6 +177,7 @@ def _workbook(artifact: Artifact, limits: WorkbookLimits) -> tuple[str, list[_Re
     records: list[_Record] = []
     sources: list[TableSource] = []
     offset = 0
+    names: set[str] = {"data"}
     for number, sheet in enumerate(read_sheets(artifact, limits)):
         rows = sheet.rows
         body = render_rows(rows)
@@ -189,10 +190,16 @@ def _workbook(artifact: Artifact, limits: WorkbookLimits) -> tuple[str, list[_Re
         parts.append(prefix + body)
         offset += len(prefix) + len(body)
         header = [str(v) if v is not None else f"column{i + 1}" for i, v in enumerate(rows[0])] if rows else []
-        name = "data" if number == 0 else _table_name(sheet.title)
-        sources.append(TableSource(name=name, columns=header, rows=rows[1:]))
-        if number == 0 and _table_name(sheet.title) != "data":
-            sources.append(TableSource(name=_table_name(sheet.title), columns=header, rows=rows[1:]))
+        if number == 0:
+            sources.append(TableSource(name="data", columns=header, rows=rows[1:]))
+        name = _table_name(sheet.title)
+        if number == 0 and name.lower() == "data":
+            continue
+        if name.lower() in names:  # "Q1 plan" and "Q1_plan" would be one table: the later gets a number
+            name = f"{name}_{number + 1}"
+        if name.lower() not in names:
+            names.add(name.lower())
+            sources.append(TableSource(name=name, columns=header, rows=rows[1:]))
     return "".join(parts), records, sources
 
 

@@ -105,7 +105,7 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
                         value = f"{value}{cut_marker(cell_chars, length)}"
                         cells_cut += 1
                     row.append(json_value(value))
-                    chars += len(str(value)) + 4
+                    chars += len(json.dumps(row[-1], default=str)) + 2  # as the answer will carry it
                 rows.append(row)
             if more:
                 break

@@ -429,3 +429,30 @@ def test_sheet_titles_that_fold_to_one_table_name_all_load(tmp_path: Path) -> No
     engine = ReadEngine(Settings(roots=(tmp_path,), native_fit_tokens=0))
     result = _query(engine, "two.xlsx", "SELECT count(*) FROM Q1_plan_2").result  # type: ignore[attr-defined]
     assert result.value == 0
+
+
+def test_the_shared_string_attack_stays_under_a_process_memory_ceiling(tmp_path: Path) -> None:
+    """A 600k-character shared string in 300 cells (180M characters once expanded) read by the library in a
+    child capped at 1.5 GB of address space: a bounded answer, not MemoryError and not killed."""
+    _shared_string_book(tmp_path / "shared.xlsx", os.urandom(300_000).hex(), 300)
+    script = textwrap.dedent(
+        f"""
+        import resource
+        resource.setrlimit(resource.RLIMIT_AS, (1536 << 20, 1536 << 20))
+        from pathlib import Path
+        from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
+        from sparseread_mcp.errors import SparsereadError
+        engine = ReadEngine(Settings(roots=(Path({str(tmp_path)!r}),), native_fit_tokens=0))
+        try:
+            pack = engine.read("s", ReadRequest(target="shared.xlsx", intent=Intent(query="SELECT count(*) FROM data")))
+            print("ANSWER", pack.result.value, len(pack.model_dump_json()))
+        except SparsereadError as exc:
+            print("TYPED", type(exc).__name__, str(exc)[:300])
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=_GUARD_SECONDS, env=env
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("ANSWER 299 "), done.stdout

@@ -203,6 +203,29 @@ def test_a_projection_stops_at_its_row_and_byte_caps_and_says_so(
     assert Path(str(small.value)).stat().st_size <= 1_000
 
 
+def test_a_projection_of_a_tiny_parquet_with_many_rows_ends_within_the_call_limit(tmp_path: Path) -> None:
+    root, cache = tmp_path / "root", tmp_path / "cache"
+    root.mkdir()
+    duckdb.sql(f"COPY (SELECT range % 10 AS v FROM range(30000000)) TO '{root / 'many.parquet'}' (FORMAT parquet)")
+    assert (root / "many.parquet").stat().st_size < 2_000_000
+
+    async def run() -> tuple[bool, str]:
+        settings = Settings(roots=(root,), cache_dir=cache, call_timeout_seconds=2)
+        async with Client(create_server(settings)) as client:
+            with anyio.fail_after(30):  # a hang guard 15 times the call's limit (the old writer took 69 s)
+                result = await client.call_tool("sro_read", {"target": "many.parquet", "view": "projection"})
+        return result.is_error, str(result.content[0].text)  # type: ignore[union-attr]
+
+    failed, text = anyio.run(run)
+    if failed:  # stopped at the deadline, loading or writing
+        assert "ran past" in text and "internal error" not in text
+    else:
+        assert '"capped":true' in text.replace(" ", "")
+    written = list((cache / "projections").iterdir()) if (cache / "projections").exists() else []
+    assert not [p for p in written if p.name.endswith(".partial")]
+    assert sum(p.stat().st_size for p in written) <= table_projection.MAX_PROJECTION_BYTES
+
+
 def test_a_projection_that_fails_midway_leaves_nothing_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     engine, _, cache = _projection_engine(tmp_path)
     engine.read("s", ReadRequest(target="notes.csv#row=1"))  # parsed before the clock is rigged

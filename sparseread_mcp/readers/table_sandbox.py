@@ -141,6 +141,9 @@ def main() -> None:
     request = json.loads(sys.stdin.read())
     # Before DuckDB is imported: every allocation of this process, DuckDB's own included, counts.
     limit = request["address_space_mb"] << 20
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:  # under a server-wide ceiling already: never ask for more than it
+        limit = min(limit, hard)
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     try:
         result = answer(request)

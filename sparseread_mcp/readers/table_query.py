@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextvars
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -115,6 +116,10 @@ class TableQueries:
     def _build(self, sources: list[TableSource]) -> dict[str, int]:
         con = self._duckdb.connect(str(self._db), config=self._config(spill=True))
         try:
+            # Even our own loading SQL reaches only the private copies, and nothing can loosen that.
+            con.execute(f"SET allowed_directories = [{_literal(str(self._dir.path) + os.sep)}]")
+            con.execute("SET enable_external_access = false")
+            con.execute("SET lock_configuration = true")
             for number, source in enumerate(sources):
                 try:
                     with _interrupted_at_deadline(con, None):
@@ -334,7 +339,7 @@ def _load(con: Any, source: TableSource, folder: PrivateDir, name: str, duckdb: 
     if source.load is not None:
         path = folder.write(name, [source.data])
         try:
-            quoted = "'" + str(path).replace("'", "''") + "'"
+            quoted = _literal(str(path))
             try:
                 con.execute(f"CREATE TABLE {_ident(source.name)} AS SELECT * FROM {source.load.format(path=quoted)}")
             except duckdb.Error:
@@ -358,6 +363,10 @@ def _load(con: Any, source: TableSource, folder: PrivateDir, name: str, duckdb: 
             f"INSERT INTO {_ident(source.name)} VALUES ({marks})",
             [[_cell(v, t) for v, t in zip(row, types, strict=True)] for row in rows],
         )
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
 
 
 def _ident(name: str) -> str:

@@ -265,7 +265,8 @@ def _sandboxed(request: dict[str, Any], limits: TableLimits) -> dict[str, Any]:
     limit = TIME_LIMIT_SECONDS
     payload = json.dumps(request)
     child = subprocess.Popen(
-        [sys.executable, "-I", str(_SANDBOX)],
+        # -P: the script's folder (readers/, with code.py and html.py) must not shadow the standard library.
+        [sys.executable, "-P", str(_SANDBOX)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -296,8 +297,11 @@ def _sandboxed(request: dict[str, Any], limits: TableLimits) -> dict[str, Any]:
     try:
         answer: dict[str, Any] = json.loads(out)
     except ValueError:
-        # Killed by the address-space limit before it could answer (or by the system): memory, in effect.
-        return {"error": "memory", "message": f"the query process ended with status {child.returncode}"}
+        # No answer: aborted by its address-space limit (DuckDB aborts when it cannot allocate a thread), or
+        # killed by the system; or DuckDB is missing for this interpreter.
+        if child.returncode < 0:
+            return {"error": "memory", "message": f"the query process was stopped by signal {-child.returncode}"}
+        return {"error": "failed", "message": f"the query process ended with status {child.returncode} and no answer"}
     return answer
 
 

@@ -7,7 +7,7 @@ exec) and killed by the parent at the deadline. It opens the table database read
 access off and the configuration locked, and prints one JSON answer whose size is bounded: cells are cut
 in SQL (before Python sees them), rows stop at a character budget.
 
-Run as a script (`python -I table_sandbox.py`) so it imports nothing but the standard library and
+Run as a script (`python -P table_sandbox.py`) so it imports nothing but the standard library and
 DuckDB; the request is one JSON object on stdin.
 """
 

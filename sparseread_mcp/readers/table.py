@@ -18,7 +18,8 @@ from ..artifacts import Artifact
 from ..errors import AnchorError
 from ..lines import LineIndex
 from .base import Action, LineAnchors, OutlineEntry, ParsedArtifact, Passage
-from .table_query import MAX_ROWS, TableLimits, TableQueries, TableSource
+from .table_load import TableSource
+from .table_query import MAX_ROWS, TableLimits, TableQueries
 from .table_workbook import WorkbookLimits, read_sheets, render_rows
 
 TEXT_TABLES = {".csv": ",", ".tsv": "\t", ".tab": "\t"}

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import threading
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +31,7 @@ from ..deadline import TimedOut, checkpoint
 from ..errors import IntentError, MissingDependency, OverLimit, UnsupportedArtifact
 from ..models import OpResult
 from .table_files import PrivateDir
+from .table_load import TableSource, load_source, sql_ident, sql_literal
 from .table_projection import write_projection
 from .table_sandbox import json_value
 
@@ -61,22 +62,6 @@ class TableLimits:
         if settings.max_memory_mb:
             return cls(memory_mb=max(64, min(DEFAULT_MEMORY_MB, settings.max_memory_mb // 4)))
         return cls()
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TableSource:
-    """How to load one table: verified bytes through a DuckDB table function, or rows already in memory."""
-
-    name: str
-    #: A DuckDB table function over the bytes' private copy, `{path}` standing for its quoted path,
-    #: e.g. `read_csv({path}, header=true)`.
-    load: str | None = None
-    #: The same with forgiving options, tried when `load` fails.
-    lenient: str | None = None
-    data: bytes = b""
-    suffix: str = ""
-    columns: Sequence[str] = ()
-    rows: Sequence[Sequence[object]] = ()
 
 
 class TableQueries:
@@ -117,13 +102,13 @@ class TableQueries:
         con = self._duckdb.connect(str(self._db), config=self._config(spill=True))
         try:
             # Even our own loading SQL reaches only the private copies, and nothing can loosen that.
-            con.execute(f"SET allowed_directories = [{_literal(str(self._dir.path) + os.sep)}]")
+            con.execute(f"SET allowed_directories = [{sql_literal(str(self._dir.path) + os.sep)}]")
             con.execute("SET enable_external_access = false")
             con.execute("SET lock_configuration = true")
             for number, source in enumerate(sources):
                 try:
                     with _interrupted_at_deadline(con, None):
-                        _load(con, source, self._dir, f"source{number}{source.suffix}", self._duckdb)
+                        load_source(con, source, self._dir, f"source{number}{source.suffix}", self._duckdb)
                 except self._duckdb.OutOfMemoryException as exc:
                     raise OverLimit(
                         f"{self._label} needs more than {self._limits.memory_mb} MB to load as a table: refused; "
@@ -134,7 +119,7 @@ class TableQueries:
                         f"{self._label} could not be loaded as a table ({_first_line(exc)}); read it as text instead"
                     ) from exc
             count = "SELECT count(*) FROM {}"
-            return {s.name: int(con.execute(count.format(_ident(s.name))).fetchall()[0][0]) for s in sources}
+            return {s.name: int(con.execute(count.format(sql_ident(s.name))).fetchall()[0][0]) for s in sources}
         finally:
             con.close()
 
@@ -142,7 +127,7 @@ class TableQueries:
         """(column, type, nulls, distinct, min, max) for every column of `table`."""
         with self._lock, _interrupted_at_deadline(self._con, None):
             try:
-                summary = self._con.execute(f"SUMMARIZE {_ident(table)}").fetchall()
+                summary = self._con.execute(f"SUMMARIZE {sql_ident(table)}").fetchall()
             except self._duckdb.Error:  # too large or too slow to summarize: the outline goes without
                 checkpoint()
                 return []
@@ -218,7 +203,7 @@ class TableQueries:
             "max_columns": MAX_COLUMNS,
             "cell_chars": CELL_CHARS,
         }
-        answer = _sandboxed(request, self._limits)
+        answer = _sandboxed(request)
         if "error" in answer:
             if answer["error"] == "memory":
                 raise IntentError(
@@ -260,7 +245,7 @@ class TableQueries:
         )
 
 
-def _sandboxed(request: dict[str, Any], limits: TableLimits) -> dict[str, Any]:
+def _sandboxed(request: dict[str, Any]) -> dict[str, Any]:
     """Run the request in a fresh child; kill it at the query's limit or the call's deadline."""
     limit = TIME_LIMIT_SECONDS
     payload = json.dumps(request)
@@ -339,58 +324,6 @@ def _interrupted_at_deadline(con: Any, seconds: float | None) -> Iterator[None]:
         watcher.join()
 
 
-def _load(con: Any, source: TableSource, folder: PrivateDir, name: str, duckdb: Any) -> None:
-    if source.load is not None:
-        path = folder.write(name, [source.data])
-        try:
-            quoted = _literal(str(path))
-            try:
-                con.execute(f"CREATE TABLE {_ident(source.name)} AS SELECT * FROM {source.load.format(path=quoted)}")
-            except duckdb.Error:
-                if not source.lenient:
-                    raise
-                checkpoint()
-                # Ragged or oddly quoted files: pad short rows, skip the unparseable ones, keep the rest.
-                con.execute(f"CREATE TABLE {_ident(source.name)} AS SELECT * FROM {source.lenient.format(path=quoted)}")
-        finally:
-            folder.remove(name)  # the copy served its purpose; the database holds the rows
-        return
-    columns = _unique_names(source.columns)
-    width = len(columns)
-    rows = [list(row[:width]) + [None] * (width - len(row)) for row in source.rows]
-    types = [_column_type([row[i] for row in rows]) for i in range(width)]
-    cols = ", ".join(f"{_ident(c)} {t}" for c, t in zip(columns, types, strict=True))
-    con.execute(f"CREATE TABLE {_ident(source.name)} ({cols or 'empty VARCHAR'})")
-    if rows and width:
-        marks = ", ".join("?" for _ in columns)
-        con.executemany(
-            f"INSERT INTO {_ident(source.name)} VALUES ({marks})",
-            [[_cell(v, t) for v, t in zip(row, types, strict=True)] for row in rows],
-        )
-
-
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
-def _ident(name: str) -> str:
-    """A quoted SQL identifier: a header cell like `a" INT); COPY ...` stays one name."""
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _unique_names(names: Sequence[str]) -> list[str]:
-    """Column names from a header row: at most 64 characters, never repeated (DuckDB refuses duplicates)."""
-    seen: set[str] = set()
-    out = []
-    for i, raw in enumerate(names):
-        name = str(raw)[:64] or f"column{i + 1}"
-        while name.lower() in seen:
-            name = f"{name[:58]}_{i + 1}"
-        seen.add(name.lower())
-        out.append(name)
-    return out
-
-
 def _close(con: Any, folder: PrivateDir) -> None:
     try:
         con.close()
@@ -414,28 +347,3 @@ def _cut_cell(value: object) -> object:
     if isinstance(value, str) and len(value) > CELL_CHARS:
         return value[:CELL_CHARS] + f"… [cut: {CELL_CHARS:,} of {len(value):,} chars]"
     return value
-
-
-def _column_type(values: list[object]) -> str:
-    """The narrowest DuckDB type that holds every non-empty value of a workbook column."""
-    import datetime
-
-    present = [v for v in values if v is not None and v != ""]
-    if present and all(isinstance(v, bool) for v in present):
-        return "BOOLEAN"
-    numbers = [v for v in present if isinstance(v, (int, float)) and not isinstance(v, bool)]
-    if present and len(numbers) == len(present):
-        if all(isinstance(v, int) and -(2**63) <= v < 2**63 for v in numbers):
-            return "BIGINT"
-        return "DOUBLE" if all(isinstance(v, (int, float)) for v in numbers) else "VARCHAR"
-    if present and all(isinstance(v, datetime.datetime) for v in present):
-        return "TIMESTAMP"
-    if present and all(isinstance(v, datetime.date) for v in present):
-        return "DATE"
-    return "VARCHAR"
-
-
-def _cell(value: object, column_type: str) -> object:
-    if value is None or value == "":
-        return None
-    return str(value) if column_type == "VARCHAR" else value

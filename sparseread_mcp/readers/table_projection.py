@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..deadline import checkpoint
+from ..errors import ConfigError
 from .table_files import PrivateDir
 from .table_sandbox import json_value
 
@@ -37,18 +38,31 @@ class Projection:
 
 def write_projection(cursor: Any, columns: list[str], destination: Path) -> Projection:
     """Stream `cursor` (a DuckDB result) as TSV to `destination`; returns what was written."""
-    folder = PrivateDir.at(destination.parent)
+    try:
+        folder = PrivateDir.at(destination.parent)
+    except OSError as exc:
+        raise ConfigError(_unwritable(destination.parent, exc)) from exc
     temporary = f".{destination.name}.{os.getpid()}-{secrets.token_hex(6)}.partial"
     counts = {"rows": 0, "bytes": 0}
     try:
         folder.write(temporary, _tsv(cursor, columns, counts))
         path = folder.publish(temporary, destination.name)
+    except OSError as exc:  # a full disk, a quota: nothing half-written stays
+        folder.remove(temporary)
+        raise ConfigError(_unwritable(destination.parent, exc)) from exc
     except BaseException:
         folder.remove(temporary)
         raise
     finally:
         folder.close()
     return Projection(path=path, rows=counts["rows"], bytes=counts["bytes"])
+
+
+def _unwritable(folder: Path, exc: OSError) -> str:
+    return (
+        f"the projection could not be written in {folder} ({exc.strerror}): free space there or set "
+        "SPARSEREAD_CACHE_DIR"
+    )
 
 
 def _tsv(cursor: Any, columns: list[str], counts: dict[str, int]) -> Iterator[bytes]:

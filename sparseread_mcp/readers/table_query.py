@@ -19,6 +19,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -76,13 +77,20 @@ class TableQueries:
         self._label = label
         self._limits = limits or TableLimits()
         self._lock = threading.Lock()
-        self._dir = PrivateDir.fresh()
+        try:
+            self._dir = PrivateDir.fresh()
+        except OSError as exc:
+            reason = exc.strerror
+            raise UnsupportedArtifact(f"{label}: no private temporary directory for its table ({reason})") from exc
         self._db = self._dir.path / "tables.duckdb"
         try:
             self.row_counts = self._build(sources)
             self._con = duckdb.connect(str(self._db), read_only=True, config=self._config(spill=False))
             self._con.execute("SET enable_external_access = false")
             self._con.execute("SET lock_configuration = true")
+        except duckdb.Error as exc:  # the count, or reopening the database (a full disk)
+            self._dir.close()
+            raise UnsupportedArtifact(f"{label} could not be loaded as a table ({_first_line(exc)})") from exc
         except BaseException:
             self._dir.close()
             raise
@@ -107,7 +115,7 @@ class TableQueries:
             con.execute("SET lock_configuration = true")
             for number, source in enumerate(sources):
                 try:
-                    with _interrupted_at_deadline(con, None):
+                    with _interrupted_at_deadline(con):
                         load_source(con, source, self._dir, f"source{number}{source.suffix}", self._duckdb)
                 except self._duckdb.OutOfMemoryException as exc:
                     raise OverLimit(
@@ -125,7 +133,7 @@ class TableQueries:
 
     def describe(self, table: str = "data") -> list[tuple[str, str, int, int, str | None, str | None]]:
         """(column, type, nulls, distinct, min, max) for every column of `table`."""
-        with self._lock, _interrupted_at_deadline(self._con, None):
+        with self._lock, _interrupted_at_deadline(self._con):
             try:
                 summary = self._con.execute(f"SUMMARIZE {sql_ident(table)}").fetchall()
             except self._duckdb.Error:  # too large or too slow to summarize: the outline goes without
@@ -144,7 +152,7 @@ class TableQueries:
         formats that are not text."""
         rows: list[list[object]] = []
         chars = 0
-        with self._lock, _interrupted_at_deadline(self._con, None):
+        with self._lock, _interrupted_at_deadline(self._con), self._typed("rendered"):
             cursor = self._con.execute(f'SELECT * FROM "data" LIMIT {int(limit)}')
             columns = [str(d[0]) for d in cursor.description or []]
             while chars <= MAX_CHARS and (row := cursor.fetchone()) is not None:
@@ -153,11 +161,23 @@ class TableQueries:
                 rows.append(cells)
         return columns, rows
 
+    @contextmanager
+    def _typed(self, doing: str) -> Iterator[None]:
+        """DuckDB's own errors (out of memory, say) on our SQL, as a refusal the model can act on."""
+        try:
+            yield
+        except self._duckdb.Error as exc:
+            checkpoint()  # an interruption at the deadline is the deadline's TimedOut
+            raise OverLimit(
+                f"{self._label} could not be {doing} ({_first_line(exc)}): read rows by anchor or needles, or "
+                "compute with intent.query"
+            ) from exc
+
     def project(self, destination: Path) -> OpResult:
         """Every row of `data` as TSV at `destination` (outside the user's tree), for agents that compute:
         capped in rows and bytes, and written only into a private directory."""
         total = self.row_counts.get("data", 0)
-        with self._lock, _interrupted_at_deadline(self._con, None):
+        with self._lock, _interrupted_at_deadline(self._con), self._typed("projected"):
             cursor = self._con.execute('SELECT * FROM "data"')
             columns = [str(d[0]) for d in cursor.description or []]
             written = write_projection(cursor, columns, destination)
@@ -248,6 +268,7 @@ class TableQueries:
 def _sandboxed(request: dict[str, Any]) -> dict[str, Any]:
     """Run the request in a fresh child; kill it at the query's limit or the call's deadline."""
     limit = TIME_LIMIT_SECONDS
+    started = time.monotonic()
     payload = json.dumps(request)
     child = subprocess.Popen(
         # -P: the script's folder (readers/, with code.py and html.py) must not shadow the standard library.
@@ -259,7 +280,6 @@ def _sandboxed(request: dict[str, Any]) -> dict[str, Any]:
         encoding="ascii",
         start_new_session=True,  # a client's Ctrl-C to the server is not the query's to receive
     )
-    waited = 0.0
     first: str | None = payload  # JSON is ASCII: no locale can garble it either way
     try:
         while True:
@@ -268,12 +288,11 @@ def _sandboxed(request: dict[str, Any]) -> dict[str, Any]:
                 break
             except subprocess.TimeoutExpired:
                 first = None
-                waited += _POLL_SECONDS
             try:
                 checkpoint()
             except TimedOut as exc:
                 raise TimedOut(f"{exc} (the SQL query was stopped: {_ADVICE})") from exc
-            if waited >= limit:
+            if time.monotonic() - started >= limit:
                 raise IntentError(f"the query ran past {limit:g} s and was stopped; {_ADVICE}")
     finally:
         if child.poll() is None:
@@ -291,23 +310,18 @@ def _sandboxed(request: dict[str, Any]) -> dict[str, Any]:
 
 
 @contextmanager
-def _interrupted_at_deadline(con: Any, seconds: float | None) -> Iterator[None]:
-    """Interrupt DuckDB from a watcher thread once the call's deadline passes (or `seconds`, if given),
+def _interrupted_at_deadline(con: Any) -> Iterator[None]:
+    """Interrupt DuckDB from a watcher thread once the call's deadline passes (or the client cancels),
     then raise the deadline's TimedOut instead of DuckDB's interruption."""
     stop = threading.Event()
     fired: list[BaseException] = []
 
     def watch() -> None:
-        waited = 0.0
         while not stop.wait(_POLL_SECONDS):
-            waited += _POLL_SECONDS
             try:
                 checkpoint()  # the same Deadline: the watcher runs in a copy of the caller's context
             except TimedOut as exc:
                 fired.append(exc)
-            if seconds is not None and waited >= seconds and not fired:
-                fired.append(IntentError(f"stopped after {seconds:g} s; {_ADVICE}"))
-            if fired:
                 con.interrupt()
                 return
 

@@ -88,6 +88,36 @@ def test_sql_past_the_call_deadline_is_stopped_with_a_typed_error(tmp_path: Path
     assert "limit" in message and "stopped" in message and "internal error" not in message
 
 
+def test_another_session_is_answered_while_a_long_query_runs(tmp_path: Path) -> None:
+    _notes_csv(tmp_path / "t.csv", 3, 5)
+    engine = ReadEngine(Settings(roots=(tmp_path,), call_timeout_seconds=3))
+    slow = "SELECT count(*) FROM range(1000000000000) a WHERE a.range % 7 = 3"
+    outcome: dict[str, object] = {}
+
+    async def run() -> None:
+        async with (
+            Client(create_server(engine.settings, engine=engine)) as first,
+            Client(create_server(engine.settings, engine=engine)) as second,
+        ):
+            await second.call_tool("sro_read", {"target": "t.csv", "intent": {"query": "SELECT 1"}})  # parsed
+            with anyio.fail_after(_GUARD_SECONDS):
+                async with anyio.create_task_group() as group:
+
+                    async def long_query() -> None:
+                        result = await first.call_tool("sro_read", {"target": "t.csv", "intent": {"query": slow}})
+                        outcome["long"] = result.is_error
+
+                    group.start_soon(long_query)
+                    quick = await second.call_tool(
+                        "sro_read", {"target": "t.csv", "intent": {"query": "SELECT count(*) FROM data"}}
+                    )
+                    outcome["quick"] = quick.structured_content["result"]["value"]  # type: ignore[index]
+                    outcome["long pending"] = "long" not in outcome
+
+    anyio.run(run)
+    assert outcome == {"quick": 3, "long pending": True, "long": True}
+
+
 def test_the_sql_attack_stays_under_a_process_memory_ceiling(tmp_path: Path) -> None:
     """The whole library in a child capped at 1.5 GB of address space ends with the typed error, not
     MemoryError and not killed."""

@@ -81,12 +81,17 @@ class PrivateDir:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(name, dir_fd=self.fd)
 
+    def done_writing(self) -> None:
+        """Close the descriptor (a server holds many tables, and descriptors are few); `close` still
+        removes a directory of our own."""
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
     def close(self) -> None:
-        if self.fd < 0:
-            return
-        os.close(self.fd)
-        self.fd = -1
+        self.done_writing()
         if self._owned:
+            self._owned = False
             shutil.rmtree(self.path, ignore_errors=True)
 
 

@@ -88,6 +88,7 @@ class TableQueries:
             self._con = duckdb.connect(str(self._db), read_only=True, config=self._config(spill=False))
             self._con.execute("SET enable_external_access = false")
             self._con.execute("SET lock_configuration = true")
+            self._dir.done_writing()
         except duckdb.Error as exc:  # the count, or reopening the database (a full disk)
             self._dir.close()
             raise UnsupportedArtifact(f"{label} could not be loaded as a table ({_first_line(exc)})") from exc

@@ -14,6 +14,7 @@ from .log import LogReader
 from .pdf import PdfReader
 from .structured import StructuredReader
 from .table import TableReader
+from .table_query import TableLimits
 from .table_workbook import WorkbookLimits
 from .text import TextReader
 
@@ -55,10 +56,11 @@ class ReaderRegistry:
 def default_registry(settings: Settings | None = None) -> ReaderRegistry:
     """The built-in readers; `settings` carries their limits (workbooks), defaults otherwise."""
     workbooks = WorkbookLimits.from_settings(settings) if settings is not None else None
+    tables = TableLimits.from_settings(settings) if settings is not None else None
     return ReaderRegistry(
         [
             PdfReader(),  # PDF through PyMuPDF (the `pdf` extra)
-            TableReader(workbooks),  # CSV, TSV, JSONL, Parquet (DuckDB) and workbooks (openpyxl)
+            TableReader(workbooks, tables),  # CSV, TSV, JSONL, Parquet (DuckDB) and workbooks (openpyxl)
             StructuredReader(),  # JSON, YAML, TOML: key paths
             HtmlReader(),  # HTML: main content as text with headings
             CodeReader(),  # source files with a tree-sitter grammar wheel

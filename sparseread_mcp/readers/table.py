@@ -18,7 +18,8 @@ from ..artifacts import Artifact
 from ..errors import AnchorError
 from ..lines import LineIndex
 from .base import Action, LineAnchors, OutlineEntry, ParsedArtifact, Passage
-from .table_query import TableQueries, TableSource
+from .table_load import TableSource
+from .table_query import MAX_ROWS, TableLimits, TableQueries
 from .table_workbook import WorkbookLimits, read_sheets, render_rows
 
 TEXT_TABLES = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
@@ -74,36 +75,48 @@ class TableReader:
         ("any", "full_view"),
     )
 
-    def __init__(self, limits: WorkbookLimits | None = None) -> None:
+    def __init__(self, limits: WorkbookLimits | None = None, tables: TableLimits | None = None) -> None:
         self.limits = limits or WorkbookLimits()
+        self.tables = tables or TableLimits()
 
     def accepts(self, path: Path) -> bool:
         return path.suffix.lower() in SUFFIXES
 
     def parse(self, artifact: Artifact, *, passage_chars: int) -> ParsedArtifact:
         suffix = Path(artifact.path).suffix.lower()
-        location = str(artifact.location.absolute).replace("'", "''")
         if suffix in WORKBOOKS:
             text, records, sources = _workbook(artifact, self.limits)
             kind = "xlsx"
         else:
+            # DuckDB reads the bytes we verified and fingerprinted, copied privately: never the path,
+            # which could be swapped for a link (or rewritten) between our read and DuckDB's.
+            data = artifact.data or b""
             text = _decode(artifact) if suffix != ".parquet" else ""
             if suffix == ".parquet":
-                sources = [TableSource(name="data", sql=f"read_parquet('{location}')")]
+                sources = [TableSource(name="data", load="read_parquet({path})", data=data, suffix=suffix)]
             elif suffix in JSON_LINES:
-                sources = [TableSource(name="data", sql=f"read_json_auto('{location}', format='newline_delimited')")]
+                sources = [
+                    TableSource(
+                        name="data",
+                        load="read_json_auto({path}, format='newline_delimited')",
+                        data=data,
+                        suffix=suffix,
+                    )
+                ]
             else:
                 options = f"header=true, delim='{TEXT_TABLES[suffix]}'"
                 sources = [
                     TableSource(
                         name="data",
-                        sql=f"read_csv('{location}', {options})",
-                        lenient_sql=f"read_csv('{location}', {options}, strict_mode=false, null_padding=true, "
+                        load=f"read_csv({{path}}, {options})",
+                        lenient=f"read_csv({{path}}, {options}, strict_mode=false, null_padding=true, "
                         "ignore_errors=true, all_varchar=true)",
+                        data=data,
+                        suffix=suffix,
                     )
                 ]
             kind = suffix.lstrip(".").replace("ndjson", "jsonl").replace("tab", "tsv")
-        queries = TableQueries(sources, label=artifact.path)
+        queries = TableQueries(sources, label=artifact.path, limits=self.tables)
         if suffix == ".parquet":
             text = _render_parquet(queries)
         if suffix not in WORKBOOKS:
@@ -152,11 +165,11 @@ def _records(text: str, *, header: bool) -> list[_Record]:
 
 
 def _render_parquet(queries: TableQueries) -> str:
-    result = queries.run("SELECT * FROM data")  # capped: a Parquet's rendering is its first rows
+    columns, rows = queries.sample(MAX_ROWS)  # capped: a Parquet's rendering is its first rows
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(result.columns or [])
-    writer.writerows(result.rows or [])
+    writer.writerow(columns)
+    writer.writerows(rows)
     return buffer.getvalue()
 
 
@@ -165,6 +178,7 @@ def _workbook(artifact: Artifact, limits: WorkbookLimits) -> tuple[str, list[_Re
     records: list[_Record] = []
     sources: list[TableSource] = []
     offset = 0
+    names: set[str] = {"data"}
     for number, sheet in enumerate(read_sheets(artifact, limits)):
         rows = sheet.rows
         body = render_rows(rows)
@@ -177,10 +191,16 @@ def _workbook(artifact: Artifact, limits: WorkbookLimits) -> tuple[str, list[_Re
         parts.append(prefix + body)
         offset += len(prefix) + len(body)
         header = [str(v) if v is not None else f"column{i + 1}" for i, v in enumerate(rows[0])] if rows else []
-        name = "data" if number == 0 else _table_name(sheet.title)
-        sources.append(TableSource(name=name, columns=header, rows=rows[1:]))
-        if number == 0 and _table_name(sheet.title) != "data":
-            sources.append(TableSource(name=_table_name(sheet.title), columns=header, rows=rows[1:]))
+        if number == 0:
+            sources.append(TableSource(name="data", columns=header, rows=rows[1:]))
+        name = _table_name(sheet.title)
+        if number == 0 and name.lower() == "data":
+            continue
+        if name.lower() in names:  # "Q1 plan" and "Q1_plan" would be one table: the later gets a number
+            name = f"{name}_{number + 1}"
+        if name.lower() not in names:
+            names.add(name.lower())
+            sources.append(TableSource(name=name, columns=header, rows=rows[1:]))
     return "".join(parts), records, sources
 
 

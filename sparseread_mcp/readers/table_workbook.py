@@ -28,6 +28,10 @@ _RATIO_FLOOR_BYTES = 1 << 20
 _HEAD_BYTES = 64 * 1024
 _DIMENSION = re.compile(rb"<(?:\w+:)?dimension\s+ref=\"([A-Z]{1,3})?(\d+)?(?::([A-Z]{1,3})(\d+))?\"")
 _ADVICE = "export the sheet to CSV (any size reads as line ranges) or raise"
+#: Excel itself holds at most 32,767 characters in a cell: anything longer is cut, with a marker.
+CELL_CHARS = 32_767
+#: How much of a hostile file's content an error message may quote.
+_SNIPPET_CHARS = 200
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -37,6 +41,9 @@ class WorkbookLimits:
     max_unzipped_bytes: int = 256 * 1024 * 1024
     max_ratio: float = 200.0
     max_cells: int = 1_000_000
+    #: Characters of cell text in all sheets together (after each cell is cut to CELL_CHARS): one shared
+    #: string repeated in many cells costs its length each time it is shown.
+    max_text_chars: int = 64 * 1024 * 1024
 
     @classmethod
     def from_settings(cls, settings: Settings) -> WorkbookLimits:
@@ -44,6 +51,7 @@ class WorkbookLimits:
             max_unzipped_bytes=settings.xlsx_max_unzipped_mb * 1024 * 1024,
             max_ratio=settings.xlsx_max_ratio,
             max_cells=settings.xlsx_max_cells,
+            max_text_chars=settings.max_parse_bytes,
         )
 
 
@@ -57,8 +65,8 @@ def check_workbook(path: str, data: bytes, limits: WorkbookLimits) -> None:
     """Refuse a zip bomb or a huge declared sheet before any XML is parsed; raises OverLimit."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile as exc:
-        raise UnsupportedArtifact(f"{path} is not a readable workbook (not a zip archive: {exc})") from exc
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError) as exc:
+        raise UnsupportedArtifact(f"{path} is not a readable workbook (not a zip archive: {snippet(exc)})") from exc
     with archive:
         members = archive.infolist()
         if len(members) > MAX_MEMBERS:
@@ -91,8 +99,8 @@ def _declared_cells(archive: zipfile.ZipFile, member: zipfile.ZipInfo) -> int | 
     try:
         with archive.open(member) as handle:
             head = handle.read(_HEAD_BYTES)
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError):
-        return None  # damaged parts are openpyxl's to report
+    except Exception:  # damaged, encrypted or oddly compressed parts (zlib, NotImplemented): openpyxl reports
+        return None
     found = _DIMENSION.search(head)
     if found is None or found.group(3) is None:
         return None
@@ -120,31 +128,64 @@ def read_sheets(artifact: Artifact, limits: WorkbookLimits) -> list[Sheet]:
     try:
         book = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     except Exception as exc:  # openpyxl raises zipfile, XML and its own errors for damaged files
-        raise UnsupportedArtifact(f"{artifact.path} is not a readable workbook ({exc})") from exc
+        raise UnsupportedArtifact(f"{artifact.path} is not a readable workbook ({snippet(exc)})") from exc
     sheets: list[Sheet] = []
-    cells = 0
+    budget = _Budget(path=artifact.path, limits=limits)
     try:
         for sheet in book.worksheets:
             rows: list[list[object]] = []
+            title = _cut(str(sheet.title), 64)
             for row in sheet.iter_rows(values_only=True):
-                cells += max(1, len(row))  # an empty row costs a cell: a bomb of empty rows is counted too
-                if cells > limits.max_cells:
-                    raise OverLimit(
-                        f"{artifact.path}: sheet {sheet.title!r} holds more than {limits.max_cells:,} cells (the "
-                        f"workbook's limit; its declared dimension was smaller): refused; {_ADVICE} "
-                        "SPARSEREAD_XLSX_MAX_CELLS"
-                    )
                 if len(rows) % 4096 == 0:
                     checkpoint()
-                rows.append(list(row))
-            sheets.append(Sheet(title=sheet.title, rows=rows))
+                rows.append(budget.take(title, row))
+            sheets.append(Sheet(title=title, rows=rows))
     except SparsereadError:  # OverLimit, or TimedOut from a checkpoint
         raise
     except Exception as exc:  # damaged sheet XML surfaces only while streaming
-        raise UnsupportedArtifact(f"{artifact.path} is not a readable workbook ({exc})") from exc
+        raise UnsupportedArtifact(f"{artifact.path} is not a readable workbook ({snippet(exc)})") from exc
     finally:
         book.close()
     return sheets
+
+
+@dataclass(slots=True, kw_only=True)
+class _Budget:
+    """Cells and characters taken so far from every sheet of one workbook."""
+
+    path: str
+    limits: WorkbookLimits
+    cells: int = 0
+    chars: int = 0
+
+    def take(self, title: str, row: tuple[object, ...]) -> list[object]:
+        self.cells += max(1, len(row))  # an empty row costs a cell: a bomb of empty rows is counted too
+        if self.cells > self.limits.max_cells:
+            raise OverLimit(
+                f"{self.path}: sheet {title!r} holds more than {self.limits.max_cells:,} cells (the workbook's "
+                f"limit; its declared dimension was smaller): refused; {_ADVICE} SPARSEREAD_XLSX_MAX_CELLS"
+            )
+        out = [_cut(v, CELL_CHARS) if isinstance(v, str) else v for v in row]
+        self.chars += sum(len(v) for v in out if isinstance(v, str)) + len(out)
+        if self.chars > self.limits.max_text_chars:
+            raise OverLimit(
+                f"{self.path}: sheet {title!r} brings the workbook past {self.limits.max_text_chars:,} characters "
+                f"of cell text (a long shared string repeated in many cells counts each time): refused; {_ADVICE} "
+                "SPARSEREAD_MAX_PARSE_BYTES"
+            )
+        return out
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [cut: {limit:,} of {len(text):,} chars]"
+
+
+def snippet(exc: BaseException) -> str:
+    """An exception's message, short: a library's error may quote the whole hostile cell."""
+    text = " ".join(str(exc)[: 2 * _SNIPPET_CHARS].split()) or type(exc).__name__
+    return text if len(text) <= _SNIPPET_CHARS else text[: _SNIPPET_CHARS - 1] + "…"
 
 
 def render_rows(rows: list[list[object]]) -> str:

@@ -1,0 +1,120 @@
+"""Connection limits for the HTTP server: uvicorn's h11 protocol with a request-head timeout and a cap.
+
+uvicorn closes idle keep-alive connections but waits for ever on a request head that never completes, so
+a client that opens many sockets and sends half a request line holds them (and the process's file
+descriptors) for as long as it likes. Here every connection must finish its request head within
+`header_timeout` seconds of its first byte (or of connecting), and past `max_connections` open
+connections the oldest one still waiting for its head is closed to make room; when none is waiting,
+the new connection is refused instead. Request bodies and responses are not timed here: a call's own
+limit bounds the work, and the cap bounds how many connections can wait at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import resource
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+logger = logging.getLogger(__name__)
+
+#: Descriptors kept free beyond the connection cap, for files, the session store and worker threads.
+SPARE_DESCRIPTORS = 256
+
+
+class GuardedH11Protocol(H11Protocol):
+    """One HTTP connection; `connection_guard` makes a subclass carrying the settings."""
+
+    header_timeout: float = 10.0
+    max_connections: int = 512
+    _opened = itertools.count()
+    _order = 0
+    _head_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._order = next(self._opened)
+        self._arm_head_timer()
+        self._enforce_cap()
+
+    def data_received(self, data: bytes) -> None:
+        if self._head_timer is None and self.awaiting_head:
+            self._arm_head_timer()  # a keep-alive connection starting its next request
+        super().data_received(data)
+        if not self.awaiting_head:
+            self._cancel_head_timer()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_head_timer()
+        super().connection_lost(exc)
+
+    @property
+    def awaiting_head(self) -> bool:
+        """No complete request head yet (a new connection, or an idle keep-alive one)."""
+        return self.conn.their_state is h11.IDLE
+
+    def close(self, why: str) -> None:
+        logger.debug("closing HTTP connection from %s: %s", self.client, why)
+        self._cancel_head_timer()
+        if not self.transport.is_closing():
+            self.transport.close()
+
+    def _arm_head_timer(self) -> None:
+        self._cancel_head_timer()
+        self._head_timer = self.loop.call_later(self.header_timeout, self._head_timed_out)
+
+    def _cancel_head_timer(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _head_timed_out(self) -> None:
+        self._head_timer = None
+        if self.awaiting_head:
+            self.close(f"no complete request head within {self.header_timeout:g} s")
+
+    def _enforce_cap(self) -> None:
+        if len(self.connections) <= self.max_connections:
+            return
+        waiting = [
+            c
+            for c in self.connections
+            if isinstance(c, GuardedH11Protocol) and c is not self and c.awaiting_head and not c.transport.is_closing()
+        ]
+        victim = min(waiting, key=lambda c: c._order, default=self)
+        logger.warning(
+            "%d HTTP connections open, the cap is %d: closing %s",
+            len(self.connections),
+            self.max_connections,
+            "the oldest one waiting for its request head" if victim is not self else "the new one (all are busy)",
+        )
+        victim.close("over the connection cap")
+
+
+def connection_guard(*, header_timeout: float, max_connections: int) -> type[GuardedH11Protocol]:
+    """The protocol class to pass to uvicorn as `http=`, with these limits."""
+    return type(
+        "SettingsGuardedH11Protocol",
+        (GuardedH11Protocol,),
+        {"header_timeout": header_timeout, "max_connections": max_connections},
+    )
+
+
+def reserve_descriptors(max_connections: int) -> None:
+    """Raise the soft open-files limit (up to the hard one) so the cap, not the OS, is what runs out."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = max_connections + SPARE_DESCRIPTORS
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        logger.warning(
+            "open-files limit %d is below the connection cap %d plus %d spare: lower --max-connections",
+            soft,
+            max_connections,
+            SPARE_DESCRIPTORS,
+        )

@@ -74,7 +74,7 @@ class SqliteSessionStore(SessionStore):
         first = self._problem is None
         self._problem = str(
             StoreUnavailable(
-                f"the session store {str(self._path)[-120:]} could not be {doing} ({str(exc)[:120]}): sessions are "
+                f"the session store {self._path.name[-80:]} could not be {doing} ({str(exc)[:120]}): sessions are "
                 "kept in memory only and do not survive a restart; free disk space or make the file writable"
             )
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import re
 import secrets
@@ -144,31 +145,37 @@ async def _run_model(call: Callable[[], BaseModel], settings: Settings) -> BaseM
     """Run engine work off the event loop under a cooperative deadline; a client cancellation stops it at
     its next checkpoint (the worker sees its host cancelled) and ends the call as cancelled: no answer, and
     nothing recorded. Our errors become tool errors the model can act on."""
-    out_of_memory = False
     try:
         with deadline(settings.call_timeout_seconds):
             try:
-                model = await anyio.to_thread.run_sync(call)
+                model = await anyio.to_thread.run_sync(partial(_within_memory, call, settings.max_memory_mb))
             except SparsereadError:
                 # A cancelled call is answered by nobody: re-raise the cancellation, not the TimedOut it caused.
                 await anyio.lowlevel.checkpoint_if_cancelled()
                 raise
     except SparsereadError as exc:
         raise ToolError(clamp_message(str(exc))) from exc
-    except MemoryError:
-        # Answered outside this block, so nothing keeps the failed call's frames (and what they
-        # allocated) alive through the exception's traceback.
-        out_of_memory = True
     except Exception as exc:  # the tool boundary: log the detail, answer with an id, never a traceback
         error_id = secrets.token_hex(4)
         logger.exception("internal error %s", error_id)
         raise ToolError(
             f"internal error (id {error_id}); the server log has the details. {type(exc).__name__}"
         ) from exc
-    if out_of_memory:
-        logger.warning("a call ran out of memory (ceiling %d MiB); answered with OutOfMemory", settings.max_memory_mb)
-        raise ToolError(str(OutOfMemory(over_ceiling_message(settings.max_memory_mb))))
     return model
+
+
+def _within_memory(call: Callable[[], BaseModel], max_memory_mb: int) -> BaseModel:
+    """`call()`, with running out of memory answered as `OutOfMemory`. Caught here, in the worker, where
+    the failed call's frames are released as the handler ends: caught later, its traceback would pass
+    through the worker's future, a reference cycle that keeps everything it built until the collector
+    runs (and under the ceiling nothing else, not even a thread, could start meanwhile)."""
+    try:
+        return call()
+    except MemoryError:
+        pass
+    gc.collect()  # anything the failed call left in cycles
+    logger.warning("a call ran out of memory (ceiling %d MiB); answered with OutOfMemory", max_memory_mb)
+    raise OutOfMemory(over_ceiling_message(max_memory_mb))
 
 
 def _progress_to(ctx: Context) -> progress.Send:

@@ -17,9 +17,13 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
+from conftest import REPO
 from docs import long_markdown
 from mcp import Client
 from test_mcp_transports import free_port
+
+from sparseread_mcp import http_app
+from sparseread_mcp.healthcheck import HEALTH_PATH, probe_url
 
 HANG_GUARD = 60.0
 
@@ -154,3 +158,31 @@ async def test_many_half_sent_requests_do_not_lock_other_clients_out(tmp_path: P
         finally:
             for sock in sockets:
                 sock.close()
+
+
+@pytest.mark.parametrize(
+    ("argv", "environ", "url"),
+    [
+        (["sparseread-mcp", "--root", "/workspace"], {}, None),  # stdio: nothing to probe
+        (["sparseread-mcp", "--root", "/w", "--http", "--host", "0.0.0.0", "--port", "8765"], {}, "127.0.0.1:8765"),
+        (["sparseread-mcp", "--http", "--port=9000"], {}, "127.0.0.1:9000"),
+        (["sparseread-mcp", "--http"], {"SPARSEREAD_PORT": "9100", "SPARSEREAD_HOST": "::"}, "127.0.0.1:9100"),
+        (["sparseread-mcp", "--http", "--host", "10.1.2.3"], {}, "10.1.2.3:8765"),
+    ],
+)
+def test_the_container_health_check_probes_only_an_http_server(
+    argv: list[str], environ: dict[str, str], url: str | None
+) -> None:
+    probed = probe_url(argv, environ)
+    assert probed == (None if url is None else f"http://{url}{HEALTH_PATH}")
+
+
+def test_the_dockerfile_starts_safely() -> None:
+    dockerfile = (REPO / "Dockerfile").read_text()
+    assert "--allow-unauthenticated" not in dockerfile.split("ENTRYPOINT", 1)[1]
+    assert "SPARSEREAD_TOKEN" in dockerfile  # how to pass the token, next to the command
+    assert "SPARSEREAD_MAX_MEMORY_MB=" in dockerfile
+    assert 'CMD ["python", "-m", "sparseread_mcp.healthcheck"]' in dockerfile
+    assert HEALTH_PATH == http_app.HEALTH_PATH
+    ignored = (REPO / ".dockerignore").read_text().splitlines()
+    assert ignored[ignored.index("*") :].count("*") == 1 and "!sparseread_mcp/" in ignored  # an allow-list

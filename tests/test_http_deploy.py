@@ -22,7 +22,8 @@ from docs import long_markdown
 from mcp import Client
 from test_mcp_transports import free_port
 
-from sparseread_mcp import http_app
+from sparseread_mcp import Settings, http_app
+from sparseread_mcp.errors import ConfigError
 from sparseread_mcp.healthcheck import HEALTH_PATH, probe_url
 
 HANG_GUARD = 60.0
@@ -186,3 +187,50 @@ def test_the_dockerfile_starts_safely() -> None:
     assert HEALTH_PATH == http_app.HEALTH_PATH
     ignored = (REPO / ".dockerignore").read_text().splitlines()
     assert ignored[ignored.index("*") :].count("*") == 1 and "!sparseread_mcp/" in ignored  # an allow-list
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("127.0.0.1", True),
+        ("127.0.0.2", True),
+        ("localhost", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("0.0.0.0", False),
+        ("::", False),
+        ("192.168.1.20", False),
+        ("example.org", False),
+    ],
+)
+def test_only_loopback_binds_go_without_a_token(host: str, loopback: bool) -> None:
+    assert http_app.is_loopback(host) is loopback
+    if loopback:
+        http_app.check_exposure(Settings(host=host))
+    else:
+        with pytest.raises(ConfigError, match="without a token"):
+            http_app.check_exposure(Settings(host=host))
+        http_app.check_exposure(Settings(host=host, token="t0ken"))
+        http_app.check_exposure(Settings(host=host, allow_unauthenticated=True))
+
+
+def test_the_new_settings_come_from_the_environment_and_are_checked() -> None:
+    settings = Settings.from_env(
+        {
+            "SPARSEREAD_ALLOW_UNAUTHENTICATED": "1",
+            "SPARSEREAD_HEADER_TIMEOUT": "2.5",
+            "SPARSEREAD_MAX_CONNECTIONS": "64",
+            "SPARSEREAD_MAX_MEMORY_MB": "512",
+        }
+    )
+    assert settings.allow_unauthenticated and settings.header_timeout_seconds == 2.5
+    assert settings.max_connections == 64
+    assert settings.cache_mb == 128  # the parse cache is fitted under the ceiling: a quarter of it
+    assert not Settings.from_env({"SPARSEREAD_ALLOW_UNAUTHENTICATED": "0"}).allow_unauthenticated
+    for bad in (
+        {"SPARSEREAD_ALLOW_UNAUTHENTICATED": "perhaps"},
+        {"SPARSEREAD_HEADER_TIMEOUT": "0"},
+        {"SPARSEREAD_MAX_CONNECTIONS": "0"},
+    ):
+        with pytest.raises(ConfigError, match=next(iter(bad))):
+            Settings.from_env(bad)

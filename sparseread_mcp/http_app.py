@@ -39,21 +39,14 @@ def is_loopback(host: str) -> bool:
 
 
 def check_exposure(settings: Settings) -> None:
-    """Refuse to serve the roots to the network without a token, unless told so explicitly (then warn)."""
-    if settings.token or is_loopback(settings.host):
+    """Refuse to serve the roots to the network without a token, unless told so explicitly."""
+    if settings.token or is_loopback(settings.host) or settings.allow_unauthenticated:
         return
-    if not settings.allow_unauthenticated:
-        raise ConfigError(
-            f"refusing to serve HTTP on {settings.host[:80]!r} without a token: anyone who reaches the port could "
-            "read every file under the roots. Set a token (--token or SPARSEREAD_TOKEN; clients then send "
-            "Authorization: Bearer <token>), or bind 127.0.0.1, or, only behind your own authentication, pass "
-            "--allow-unauthenticated (SPARSEREAD_ALLOW_UNAUTHENTICATED=1)"
-        )
-    logger.warning(
-        "DANGER: serving HTTP on %s WITHOUT A TOKEN (--allow-unauthenticated): anyone who reaches port %d "
-        "can read every file under the roots, .env files included",
-        settings.host,
-        settings.port,
+    raise ConfigError(
+        f"refusing to serve HTTP on {settings.host[:80]!r} without a token: anyone who reaches the port could "
+        "read every file under the roots. Set a token (--token or SPARSEREAD_TOKEN; clients then send "
+        "Authorization: Bearer <token>), or bind 127.0.0.1, or, only behind your own authentication, pass "
+        "--allow-unauthenticated (SPARSEREAD_ALLOW_UNAUTHENTICATED=1)"
     )
 
 
@@ -99,6 +92,13 @@ def serve_http(server: MCPServer, settings: Settings) -> None:
     """Serve `server` over streamable HTTP until interrupted: refused on a non-loopback host without a
     token (unless allowed), with connection limits."""
     check_exposure(settings)
+    if not settings.token and not is_loopback(settings.host):
+        logger.warning(
+            "DANGER: serving HTTP on %s WITHOUT A TOKEN (--allow-unauthenticated): anyone who reaches port %d "
+            "can read every file under the roots, .env files included",
+            settings.host,
+            settings.port,
+        )
     import uvicorn
 
     from .http_guard import connection_guard, reserve_descriptors

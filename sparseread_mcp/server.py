@@ -154,7 +154,7 @@ async def _run_model(call: Callable[[], BaseModel], settings: Settings) -> BaseM
                 await anyio.lowlevel.checkpoint_if_cancelled()
                 raise
     except SparsereadError as exc:
-        raise ToolError(clamp_message(str(exc))) from exc
+        raise ToolError(str(exc)) from exc  # clamped with every tool error, in SparsereadServer
     except Exception as exc:  # the tool boundary: log the detail, answer with an id, never a traceback
         error_id = secrets.token_hex(4)
         logger.exception("internal error %s", error_id)

@@ -101,7 +101,7 @@ def serve_http(server: MCPServer, settings: Settings) -> None:
         )
     import uvicorn
 
-    from .http_guard import connection_guard, reserve_descriptors
+    from .http_guard import ACCEPT_BACKLOG, connection_guard, reserve_descriptors
 
     reserve_descriptors(settings.max_connections)
     protocol = connection_guard(
@@ -109,5 +109,10 @@ def serve_http(server: MCPServer, settings: Settings) -> None:
     )
     logger.info("serving streamable HTTP on http://%s:%d/mcp", settings.host, settings.port)
     uvicorn.run(
-        build_http_app(server, settings), host=settings.host, port=settings.port, log_level="warning", http=protocol
+        build_http_app(server, settings),
+        host=settings.host,
+        port=settings.port,
+        log_level="warning",
+        http=protocol,
+        backlog=ACCEPT_BACKLOG,
     )

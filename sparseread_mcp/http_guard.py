@@ -21,8 +21,15 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 logger = logging.getLogger(__name__)
 
-#: Descriptors kept free beyond the connection cap, for files, the session store and worker threads.
-SPARE_DESCRIPTORS = 256
+#: The listen backlog, which is also how many connections asyncio accepts in one go before any of them
+#: reaches `connection_made` (where the cap applies): uvicorn's 2,048 would open that many descriptors
+#: in a burst, past a 1,024 open-files limit, and then nobody is accepted. Kept small, so the cap holds.
+ACCEPT_BACKLOG = 128
+#: Descriptors kept free beyond the connection cap and two accept bursts, for files, the session store
+#: and worker threads.
+SPARE_DESCRIPTORS = 128
+#: Connections closed over the cap are logged at most this often.
+CAP_WARNING_SECONDS = 60.0
 
 
 class GuardedH11Protocol(H11Protocol):
@@ -33,6 +40,8 @@ class GuardedH11Protocol(H11Protocol):
     _opened = itertools.count()
     _order = 0
     _head_timer: asyncio.TimerHandle | None = None
+    _capped = 0
+    _warned_at = -CAP_WARNING_SECONDS
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -85,13 +94,18 @@ class GuardedH11Protocol(H11Protocol):
             if isinstance(c, GuardedH11Protocol) and c is not self and c.awaiting_head and not c.transport.is_closing()
         ]
         victim = min(waiting, key=lambda c: c._order, default=self)
-        logger.warning(
-            "%d HTTP connections open, the cap is %d: closing %s",
-            len(self.connections),
-            self.max_connections,
-            "the oldest one waiting for its request head" if victim is not self else "the new one (all are busy)",
-        )
         victim.close("over the connection cap")
+        GuardedH11Protocol._capped += 1
+        now = self.loop.time()
+        if now - GuardedH11Protocol._warned_at >= CAP_WARNING_SECONDS:  # a flood must not flood the log too
+            GuardedH11Protocol._warned_at = now
+            logger.warning(
+                "%d HTTP connections open, the cap is %d: closed %d connections over the cap so far (the oldest "
+                "ones still waiting for their request head, or new ones when all are busy)",
+                len(self.connections),
+                self.max_connections,
+                GuardedH11Protocol._capped,
+            )
 
 
 def connection_guard(*, header_timeout: float, max_connections: int) -> type[GuardedH11Protocol]:
@@ -106,15 +120,20 @@ def connection_guard(*, header_timeout: float, max_connections: int) -> type[Gua
 def reserve_descriptors(max_connections: int) -> None:
     """Raise the soft open-files limit (up to the hard one) so the cap, not the OS, is what runs out."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    wanted = max_connections + SPARE_DESCRIPTORS
+    wanted = descriptors_needed(max_connections)
     if soft != resource.RLIM_INFINITY and soft < wanted:
         target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
         resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
     soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
     if soft != resource.RLIM_INFINITY and soft < wanted:
         logger.warning(
-            "open-files limit %d is below the connection cap %d plus %d spare: lower --max-connections",
+            "open-files limit %d is below the %d that %d connections need: lower --max-connections",
             soft,
+            wanted,
             max_connections,
-            SPARE_DESCRIPTORS,
         )
+
+
+def descriptors_needed(max_connections: int) -> int:
+    """Open files the HTTP server may need: the cap, two accept bursts not yet capped, and spare."""
+    return max_connections + 2 * ACCEPT_BACKLOG + SPARE_DESCRIPTORS

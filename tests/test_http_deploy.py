@@ -23,6 +23,7 @@ from mcp import Client
 from test_mcp_transports import free_port
 
 from sparseread_mcp import Settings, http_app
+from sparseread_mcp.cli import build_parser
 from sparseread_mcp.errors import ConfigError
 from sparseread_mcp.healthcheck import HEALTH_PATH, probe_url
 
@@ -92,6 +93,8 @@ def test_a_non_loopback_bind_without_a_token_refuses_to_start(tmp_path: Path) ->
     assert "without a token" in done.stderr
     for remedy in ("--token", "SPARSEREAD_TOKEN", "127.0.0.1", "--allow-unauthenticated"):
         assert remedy in done.stderr
+    help_text = " ".join(build_parser().format_help().split())
+    assert "--allow-unauthenticated DANGEROUS:" in help_text
 
 
 def test_allow_unauthenticated_starts_with_a_loud_warning(tmp_path: Path) -> None:

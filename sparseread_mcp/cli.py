@@ -45,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--header-timeout",
         type=float,
-        help="close HTTP connections that send no complete request head within this many seconds "
+        help="close HTTP connections that send no complete request (head and body) within this many seconds "
         "(default 10, or SPARSEREAD_HEADER_TIMEOUT)",
     )
     parser.add_argument(

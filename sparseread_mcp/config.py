@@ -65,10 +65,10 @@ class Settings:
     #: Serve HTTP on a non-loopback address without a token (dangerous: anyone who reaches the port reads
     #: every file under the roots). Without it such a server refuses to start.
     allow_unauthenticated: bool = False
-    #: An HTTP connection that has not sent a complete request head within this many seconds is closed
-    #: (uvicorn has no such timeout: half-sent requests would otherwise hold sockets for ever).
+    #: An HTTP connection that has not sent a complete request (head and body) within this many seconds
+    #: is closed (uvicorn has no such timeout: half-sent requests would otherwise hold sockets for ever).
     header_timeout_seconds: float = 10.0
-    #: Open HTTP connections at most; past it the oldest one still waiting for its request head is closed
+    #: Open HTTP connections at most; past it the oldest one still waiting for its request is closed
     #: (or, when every connection is busy, the new one), so the process never runs out of descriptors.
     max_connections: int = 512
     #: Host and Origin values allowed besides the loopback names (DNS-rebinding protection).

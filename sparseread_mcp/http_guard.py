@@ -1,12 +1,12 @@
-"""Connection limits for the HTTP server: uvicorn's h11 protocol with a request-head timeout and a cap.
+"""Connection limits for the HTTP server: uvicorn's h11 protocol with a request timeout and a cap.
 
-uvicorn closes idle keep-alive connections but waits for ever on a request head that never completes, so
-a client that opens many sockets and sends half a request line holds them (and the process's file
-descriptors) for as long as it likes. Here every connection must finish its request head within
-`header_timeout` seconds of its first byte (or of connecting), and past `max_connections` open
-connections the oldest one still waiting for its head is closed to make room; when none is waiting,
-the new connection is refused instead. Request bodies and responses are not timed here: a call's own
-limit bounds the work, and the cap bounds how many connections can wait at once.
+uvicorn closes idle keep-alive connections but waits for ever on a request that never completes, so a
+client that opens many sockets and sends half a request line (or a head and half its body) holds them,
+and the process's file descriptors, for as long as it likes. Here every connection must finish sending
+its request, head and body, within `header_timeout` seconds of its first byte (or of connecting), and
+past `max_connections` open connections the oldest one still waiting for its request is closed to make
+room; when none is waiting, the new connection is refused instead. Responses are not timed here: a
+call's own limit bounds the work.
 """
 
 from __future__ import annotations
@@ -50,10 +50,10 @@ class GuardedH11Protocol(H11Protocol):
         self._enforce_cap()
 
     def data_received(self, data: bytes) -> None:
-        if self._head_timer is None and self.awaiting_head:
+        if self._head_timer is None and self.awaiting_request:
             self._arm_head_timer()  # a keep-alive connection starting its next request
         super().data_received(data)
-        if not self.awaiting_head:
+        if not self.awaiting_request:
             self._cancel_head_timer()
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -61,9 +61,10 @@ class GuardedH11Protocol(H11Protocol):
         super().connection_lost(exc)
 
     @property
-    def awaiting_head(self) -> bool:
-        """No complete request head yet (a new connection, or an idle keep-alive one)."""
-        return self.conn.their_state is h11.IDLE
+    def awaiting_request(self) -> bool:
+        """The request is not all in yet: no complete head (a new connection, or an idle keep-alive one),
+        or a head whose body is still arriving."""
+        return self.conn.their_state in (h11.IDLE, h11.SEND_BODY)
 
     def close(self, why: str) -> None:
         logger.debug("closing HTTP connection from %s: %s", self.client, why)
@@ -82,8 +83,8 @@ class GuardedH11Protocol(H11Protocol):
 
     def _head_timed_out(self) -> None:
         self._head_timer = None
-        if self.awaiting_head:
-            self.close(f"no complete request head within {self.header_timeout:g} s")
+        if self.awaiting_request:
+            self.close(f"no complete request within {self.header_timeout:g} s")
 
     def _enforce_cap(self) -> None:
         if len(self.connections) <= self.max_connections:
@@ -91,7 +92,10 @@ class GuardedH11Protocol(H11Protocol):
         waiting = [
             c
             for c in self.connections
-            if isinstance(c, GuardedH11Protocol) and c is not self and c.awaiting_head and not c.transport.is_closing()
+            if isinstance(c, GuardedH11Protocol)
+            and c is not self
+            and c.awaiting_request
+            and not c.transport.is_closing()
         ]
         victim = min(waiting, key=lambda c: c._order, default=self)
         victim.close("over the connection cap")
@@ -101,7 +105,7 @@ class GuardedH11Protocol(H11Protocol):
             GuardedH11Protocol._warned_at = now
             logger.warning(
                 "%d HTTP connections open, the cap is %d: closed %d connections over the cap so far (the oldest "
-                "ones still waiting for their request head, or new ones when all are busy)",
+                "ones still waiting for their request, or new ones when all are busy)",
                 len(self.connections),
                 self.max_connections,
                 GuardedH11Protocol._capped,

@@ -109,12 +109,17 @@ def test_a_token_from_the_environment_lets_a_non_loopback_bind_start_and_guards_
         assert anonymous.status_code == 401
 
 
-def _half_sent(port: int, count: int) -> list[socket.socket]:
-    """`count` connections that each send half a request line and then nothing."""
+#: Half a request line; or a whole head whose body stops short.
+HALF_LINE = b"GET /healthz HT"
+HALF_BODY = b'POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n{"jsonrpc":'
+
+
+def _half_sent(port: int, count: int, sent: bytes = HALF_LINE) -> list[socket.socket]:
+    """`count` connections that each send `sent` and then nothing."""
     sockets = []
     for _ in range(count):
         sock = socket.create_connection(("127.0.0.1", port), timeout=HANG_GUARD)
-        sock.sendall(b"GET /healthz HT")
+        sock.sendall(sent)
         sockets.append(sock)
     return sockets
 
@@ -136,7 +141,8 @@ def _closed_by_server(sockets: list[socket.socket]) -> int:
 
 def test_half_sent_requests_are_closed_after_the_header_timeout(tmp_path: Path) -> None:
     with serving(tmp_path, "--header-timeout", "1") as (url, _):
-        sockets = _half_sent(int(url.rsplit(":", 1)[1]), 20)
+        port = int(url.rsplit(":", 1)[1])
+        sockets = _half_sent(port, 10) + _half_sent(port, 10, HALF_BODY)
         try:
             assert _closed_by_server(sockets) == len(sockets)
         finally:

@@ -1,4 +1,7 @@
 # sparseread-mcp in a container: streamable HTTP on port 8765 by default, stdio with `docker run -i`.
+# HTTP needs a token, since the port is published beyond loopback; without one the server refuses to start:
+#   docker run -e SPARSEREAD_TOKEN="$(openssl rand -hex 24)" -p 127.0.0.1:8765:8765 -v "$PWD":/workspace:ro IMAGE
+#   (clients send Authorization: Bearer <token>); over stdio: docker run -i ... IMAGE --root /workspace
 # The base is an argument so it can be swapped: docker build --build-arg PYTHON_IMAGE=python:3.12-slim .
 ARG PYTHON_IMAGE=python:3.11-slim
 
@@ -17,7 +20,8 @@ FROM ${PYTHON_IMAGE}
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
-    SPARSEREAD_CACHE_DIR=/home/reader/.cache/sparseread-mcp
+    SPARSEREAD_CACHE_DIR=/home/reader/.cache/sparseread-mcp \
+    SPARSEREAD_MAX_MEMORY_MB=2048
 
 COPY --from=wheel /dist /tmp/dist
 # The pdf extra brings PyMuPDF (AGPL-3.0); git lets pointers cite commits in mounted repositories.
@@ -35,8 +39,9 @@ WORKDIR /workspace
 USER 10001
 VOLUME ["/workspace"]
 EXPOSE 8765
+# Probes /healthz only when the server serves HTTP (a stdio server is healthy while it runs).
 HEALTHCHECK --interval=30s --timeout=5s --retries=3 \
-    CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8765/healthz', timeout=4)"]
+    CMD ["python", "-m", "sparseread_mcp.healthcheck"]
 
 ENTRYPOINT ["sparseread-mcp", "--root", "/workspace"]
 CMD ["--http", "--host", "0.0.0.0", "--port", "8765"]

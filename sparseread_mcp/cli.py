@@ -35,6 +35,30 @@ def build_parser() -> argparse.ArgumentParser:
         "--cache-dir", help="derived files and parsed indexes; replicas may share one (or SPARSEREAD_CACHE_DIR)"
     )
     parser.add_argument("--token", help="require `Authorization: Bearer TOKEN` on HTTP (or SPARSEREAD_TOKEN)")
+    parser.add_argument(
+        "--allow-unauthenticated",
+        action="store_true",
+        default=None,
+        help="DANGEROUS: serve HTTP on a non-loopback host without a token, so anyone who reaches the port reads "
+        "every file under the roots (or SPARSEREAD_ALLOW_UNAUTHENTICATED=1); only behind your own authentication",
+    )
+    parser.add_argument(
+        "--header-timeout",
+        type=float,
+        help="close HTTP connections that send no complete request (head and body) within this many seconds "
+        "(default 10, or SPARSEREAD_HEADER_TIMEOUT)",
+    )
+    parser.add_argument(
+        "--max-connections",
+        type=int,
+        help="open HTTP connections at most (default 512, or SPARSEREAD_MAX_CONNECTIONS)",
+    )
+    parser.add_argument(
+        "--max-memory-mb",
+        type=int,
+        help="memory ceiling of the server process in MiB; a call that would pass it gets an error "
+        "(default 0: none, or SPARSEREAD_MAX_MEMORY_MB)",
+    )
     parser.add_argument("--allow-host", action="append", default=[], help="extra allowed Host header (repeatable)")
     parser.add_argument("--allow-origin", action="append", default=[], help="extra allowed Origin (repeatable)")
     commands = parser.add_subparsers(dest="command")
@@ -125,6 +149,11 @@ def settings_from(args: argparse.Namespace) -> Settings:
         changes["store"] = store_setting("--store", args.store)
     if getattr(args, "cache_dir", None):
         changes["cache_dir"] = Path(args.cache_dir)
+    for name in ("allow_unauthenticated", "max_connections", "max_memory_mb"):
+        if getattr(args, name, None) is not None:
+            changes[name] = getattr(args, name)
+    if getattr(args, "header_timeout", None) is not None:
+        changes["header_timeout_seconds"] = args.header_timeout
     if getattr(args, "allow_host", None):
         changes["allowed_hosts"] = tuple(args.allow_host)
     if getattr(args, "allow_origin", None):
@@ -151,18 +180,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _serve(settings: Settings, *, http: bool) -> int:
+    from .ceiling import apply_memory_ceiling
     from .server import create_server
 
+    if http:
+        from .http_app import check_exposure
+
+        check_exposure(settings)  # before anything is built: a refused server fails at once
+    # At server start, not on import: a library user's process keeps its own limits.
+    apply_memory_ceiling(settings.max_memory_mb)
     server = create_server(settings)
     if not http:
         server.run()
         return 0
-    import uvicorn
+    from .http_app import serve_http
 
-    from .http_app import build_http_app
-
-    logger.info("serving streamable HTTP on http://%s:%d/mcp", settings.host, settings.port)
-    uvicorn.run(build_http_app(server, settings), host=settings.host, port=settings.port, log_level="warning")
+    serve_http(server, settings)
     return 0
 
 

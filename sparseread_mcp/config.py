@@ -64,6 +64,15 @@ class Settings:
     port: int = 8765
     #: When set, every HTTP request must carry `Authorization: Bearer <token>`.
     token: str | None = None
+    #: Serve HTTP on a non-loopback address without a token (dangerous: anyone who reaches the port reads
+    #: every file under the roots). Without it such a server refuses to start.
+    allow_unauthenticated: bool = False
+    #: An HTTP connection that has not sent a complete request (head and body) within this many seconds
+    #: is closed (uvicorn has no such timeout: half-sent requests would otherwise hold sockets for ever).
+    header_timeout_seconds: float = 10.0
+    #: Open HTTP connections at most; past it the oldest one still waiting for its request is closed
+    #: (or, when every connection is busy, the new one), so the process never runs out of descriptors.
+    max_connections: int = 512
     #: Host and Origin values allowed besides the loopback names (DNS-rebinding protection).
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
@@ -93,6 +102,16 @@ class Settings:
                 raise ConfigError(f"{key}={value} must be positive")
         if self.max_memory_mb < 0 or 0 < self.max_memory_mb < 256:
             raise ConfigError(f"SPARSEREAD_MAX_MEMORY_MB={self.max_memory_mb} is too small: use 0 (none) or >= 256")
+        if self.max_memory_mb and self.cache_mb > self.max_memory_mb // 4:
+            # The cache is fitted under the ceiling (a quarter of it), not refused: a ceiling set alone
+            # must not make the default cache size an error. Frozen, hence object.__setattr__.
+            object.__setattr__(self, "cache_mb", self.max_memory_mb // 4)
+        if not 0 < self.header_timeout_seconds <= 3600:
+            raise ConfigError(
+                f"SPARSEREAD_HEADER_TIMEOUT={self.header_timeout_seconds} is out of range: use 0 < seconds <= 3600"
+            )
+        if self.max_connections < 1:
+            raise ConfigError(f"SPARSEREAD_MAX_CONNECTIONS={self.max_connections} must be at least 1")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -112,6 +131,7 @@ class Settings:
             ("xlsx_max_cells", "SPARSEREAD_XLSX_MAX_CELLS"),
             ("cache_mb", "SPARSEREAD_CACHE_MB"),
             ("max_memory_mb", "SPARSEREAD_MAX_MEMORY_MB"),
+            ("max_connections", "SPARSEREAD_MAX_CONNECTIONS"),
         ):
             if key in env:
                 values[name] = _int_setting(key, env[key])
@@ -121,9 +141,14 @@ class Settings:
             ("call_timeout_seconds", "SPARSEREAD_CALL_TIMEOUT"),
             ("token_margin", "SPARSEREAD_TOKEN_MARGIN"),
             ("xlsx_max_ratio", "SPARSEREAD_XLSX_MAX_RATIO"),
+            ("header_timeout_seconds", "SPARSEREAD_HEADER_TIMEOUT"),
         ):
             if key in env:
                 values[name] = _float_setting(key, env[key])
+        if "SPARSEREAD_ALLOW_UNAUTHENTICATED" in env:
+            values["allow_unauthenticated"] = _bool_setting(
+                "SPARSEREAD_ALLOW_UNAUTHENTICATED", env["SPARSEREAD_ALLOW_UNAUTHENTICATED"]
+            )
         if "SPARSEREAD_CACHE_DIR" in env:
             values["cache_dir"] = Path(env["SPARSEREAD_CACHE_DIR"])
         if env.get("SPARSEREAD_TOKEN"):
@@ -171,6 +196,15 @@ def _float_setting(key: str, raw: str) -> float:
         return float(raw)
     except ValueError:
         raise ConfigError(f"{key}={raw!r} is not a number") from None
+
+
+def _bool_setting(key: str, raw: str) -> bool:
+    value = raw.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("", "0", "false", "no", "off"):
+        return False
+    raise ConfigError(f"{key}={raw[:40]!r} is not a yes/no value: use 1 or 0")
 
 
 def _int_setting(key: str, raw: str) -> int:

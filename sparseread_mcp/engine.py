@@ -34,7 +34,7 @@ from .locate.exposure import as_form, regions
 from .models import Card, EvidencePack, GateDecision, Intent, OpResult, Preview, Selection
 from .preview import binary_card, build_preview
 from .protocol import actions
-from .protocol.card import build_card
+from .protocol.card import build_card, fit_card
 from .protocol.coverage import episode_coverage
 from .protocol.intents import effective_intent, is_empty, missing_for_location, objective_of, query_for
 from .protocol.persist import open_session_store
@@ -47,7 +47,7 @@ from .roots import Roots
 from .savings import build_trace, card_call, preview_call, read_call
 from .selection import Selection as ConfigurationSelection
 from .selector import FULL_VIEW
-from .tokens import TokenCounter, stamp_tokens
+from .tokens import TokenCounter
 from .views import card_pack, full_or_degraded, lines_of, outline_pack
 
 View = Literal["snippets", "card", "outline", "section", "lines", "full", "summary", "compact", "projection"]
@@ -235,18 +235,21 @@ class ReadEngine:
         intent = effective_intent(request.intent, session.intent)
         return self._dispatch(session, parsed, target, request, intent, budget, invalidated)
 
-    def card(self, session_key: str, path: str | None = None, *, trace: bool = False) -> Card:
+    def card(
+        self, session_key: str, path: str | None = None, *, trace: bool = False, budget_tokens: int | None = None
+    ) -> Card:
         """The session's reading state; re-fingerprints read files to say which changed. With `trace`,
-        also what the session's reads cost and saved (see savings.py)."""
+        also what the session's reads cost and saved (see savings.py). Fitted to `budget_tokens`."""
+        budget = self._budget(budget_tokens)
         session = self.sessions.get(session_key)
         with session.lock:
             started = time.monotonic()
             wanted = self.roots.resolve(path).relative if path else None
             changed = sorted(p for p in session.seen if (wanted is None or p == wanted) and self._changed(session, p))
-            card = build_card(session, changed=changed, only_path=wanted)
+            card = build_card(session, changed=changed, only_path=wanted, store_problem=self.sessions.problem)
             if trace:
                 card = card.model_copy(update={"trace": build_trace(session)})
-            card = stamp_tokens(card, self.counter)
+            card = fit_card(card, budget, self.counter)
             session.record_call(card_call(card, time.monotonic() - started))
             self.sessions.commit(session)
             return card

@@ -11,7 +11,9 @@ SparsereadError
 ├─ BudgetTooSmall       nothing useful fits (message says the minimum and how to narrow)
 ├─ StaleArtifact        the file changed under an episode or pointer
 ├─ IntentError          an intent or action that cannot be carried out as given
-└─ ConfigError          a bad setting (names the flag or variable and the bad value)
+├─ ConfigError          a bad setting (names the flag or variable and the bad value)
+├─ OutOfMemory          a call ran past the server's memory ceiling (the server goes on serving)
+└─ StoreUnavailable     the session store cannot be written: sessions go on in memory only
 ```
 
 Messages are written for the model that has to act on them: what failed, the offending value,
@@ -63,3 +65,11 @@ class IntentError(SparsereadError):
 
 class ConfigError(SparsereadError):
     """A bad setting."""
+
+
+class OutOfMemory(SparsereadError):
+    """A call allocated past the server's memory ceiling; the call fails, the server goes on."""
+
+
+class StoreUnavailable(SparsereadError):
+    """The persistent session store failed; sessions are kept in memory only until it works again."""

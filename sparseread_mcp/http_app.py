@@ -1,22 +1,53 @@
 """Streamable HTTP: loopback by default, DNS-rebinding protection, an optional bearer token, a health check.
 
 The Host and Origin allow-lists default to the loopback names; a token, when configured, is required on
-every request but the health check, compared in constant time.
+every request but the health check, compared in constant time. A non-loopback bind without a token is
+refused unless explicitly allowed (`check_exposure`); connections get a request-head timeout and a cap
+(see `connection_guard`).
 """
 
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import json
+import logging
 
 from mcp.server import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .config import Settings
+from .errors import ConfigError
+
+logger = logging.getLogger(__name__)
 
 HEALTH_PATH = "/healthz"
 LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding `host` only accepts connections from this machine (a name other than localhost,
+    or an address such as 0.0.0.0 or ::, may reach the network)."""
+    name = host.strip().strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def check_exposure(settings: Settings) -> None:
+    """Refuse to serve the roots to the network without a token, unless told so explicitly."""
+    if settings.token or is_loopback(settings.host) or settings.allow_unauthenticated:
+        return
+    raise ConfigError(
+        f"refusing to serve HTTP on {settings.host[:80]!r} without a token: anyone who reaches the port could "
+        "read every file under the roots. Set a token (--token or SPARSEREAD_TOKEN; clients then send "
+        "Authorization: Bearer <token>), or bind 127.0.0.1, or, only behind your own authentication, pass "
+        "--allow-unauthenticated (SPARSEREAD_ALLOW_UNAUTHENTICATED=1)"
+    )
 
 
 def build_http_app(server: MCPServer, settings: Settings) -> ASGIApp:
@@ -55,3 +86,33 @@ async def _json(send: Send, status: int, body: dict[str, str], extra: list[tuple
     headers = [(b"content-type", b"application/json"), *(extra or [])]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": json.dumps(body).encode()})
+
+
+def serve_http(server: MCPServer, settings: Settings) -> None:
+    """Serve `server` over streamable HTTP until interrupted: refused on a non-loopback host without a
+    token (unless allowed), with connection limits."""
+    check_exposure(settings)
+    if not settings.token and not is_loopback(settings.host):
+        logger.warning(
+            "DANGER: serving HTTP on %s WITHOUT A TOKEN (--allow-unauthenticated): anyone who reaches port %d "
+            "can read every file under the roots, .env files included",
+            settings.host,
+            settings.port,
+        )
+    import uvicorn
+
+    from .http_guard import ACCEPT_BACKLOG, connection_guard, reserve_descriptors
+
+    reserve_descriptors(settings.max_connections)
+    protocol = connection_guard(
+        header_timeout=settings.header_timeout_seconds, max_connections=settings.max_connections
+    )
+    logger.info("serving streamable HTTP on http://%s:%d/mcp", settings.host, settings.port)
+    uvicorn.run(
+        build_http_app(server, settings),
+        host=settings.host,
+        port=settings.port,
+        log_level="warning",
+        http=protocol,
+        backlog=ACCEPT_BACKLOG,
+    )

@@ -256,6 +256,14 @@ class Card(_Model):
     )
     next: list[str]
     trace: Trace | None = Field(None, description="With trace=true: what this session's reads cost and saved.")
+    left_out: dict[str, int] | None = Field(
+        None,
+        description="Entries left out to fit budget_tokens, per list (the oldest episodes and calls go first): "
+        "ask with path= for one file, or a larger budget_tokens.",
+    )
+    store: str | None = Field(
+        None, description="Set when the session store is failing: this session is kept in memory only, not persisted."
+    )
     session: str | None = Field(
         None, description="HTTP without MCP sessions: pass this back as `session` to continue this reading session."
     )

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import re
 import secrets
 from collections.abc import Callable
 from functools import partial
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import anyio.from_thread
 import anyio.lowlevel
@@ -15,15 +16,16 @@ import anyio.to_thread
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, JsonValue
 
 from . import __version__, progress
+from .ceiling import over_ceiling_message
 from .compaction import CompactionSettings, DefaultRouter, compact_messages
 from .config import HARD_RESPONSE_CAP_TOKENS, MIN_BUDGET_TOKENS, Settings
 from .deadline import deadline
 from .engine import ReadEngine, ReadRequest, View
-from .errors import SparsereadError
+from .errors import OutOfMemory, SparsereadError
 from .models import Card, CompactResult, EvidencePack, Intent, Preview
 from .readers.base import Action
 from .tokens import TokenCounter, stamp_tokens
@@ -56,6 +58,37 @@ SessionArg = Annotated[
 ]
 _READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=False, open_world_hint=False)
 
+#: Longest error message a client receives: errors may quote arguments or file text, and a message is
+#: an answer too, so it stays bounded (the cut is marked; the server log keeps the whole text).
+MAX_ERROR_CHARS = 500
+
+
+def clamp_message(text: str, limit: int = MAX_ERROR_CHARS) -> str:
+    """`text`, or its head with the cut marked, at most `limit` characters."""
+    if len(text) <= limit:
+        return text
+    marker = f" [... {len(text) - limit} more characters cut]"
+    head = text[: max(0, limit - len(marker) - 20)]
+    marker = f" [... {len(text) - len(head)} more characters cut]"
+    return head + marker
+
+
+class SparsereadServer(MCPServer):
+    """The SDK's server, with every tool error clamped in one place: our own errors, argument validation
+    (which quotes the rejected value) and unknown tools alike."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            text = str(exc)
+            if len(text) > MAX_ERROR_CHARS:
+                # Same exception, same cause (the SDK logs by it), only its message shortened.
+                exc.args = (clamp_message(text),)
+            raise
+
 
 def pointer_still_holds(engine: ReadEngine, pointer: str) -> bool:
     """Whether an evidence pointer from an earlier observation still verifies `ok` against its file."""
@@ -81,7 +114,7 @@ def session_key(ctx: Context, handle: str | None) -> tuple[str, str | None]:
     if ctx.request_context.request is None:
         return "connection", None
     if handle is not None and not _HANDLE.match(handle):
-        raise ToolError(f"session {handle!r} is not a handle this server issued: omit it to start a new session")
+        raise ToolError(f"session {handle[:40]!r} is not a handle this server issued: omit it to start a new session")
     handle = handle or f"rs-{secrets.token_hex(12)}"
     return f"handle:{handle}", handle
 
@@ -104,24 +137,24 @@ def _with_handle(model: BaseModel, handle: str | None, counter: TokenCounter) ->
     return stamp_tokens(model.model_copy(update={"session": handle}), counter)
 
 
-async def _run(call: Callable[[], BaseModel], seconds: float) -> CallToolResult:
-    return _result(await _run_model(call, seconds))
+async def _run(call: Callable[[], BaseModel], settings: Settings) -> CallToolResult:
+    return _result(await _run_model(call, settings))
 
 
-async def _run_model(call: Callable[[], BaseModel], seconds: float) -> BaseModel:
+async def _run_model(call: Callable[[], BaseModel], settings: Settings) -> BaseModel:
     """Run engine work off the event loop under a cooperative deadline; a client cancellation stops it at
     its next checkpoint (the worker sees its host cancelled) and ends the call as cancelled: no answer, and
     nothing recorded. Our errors become tool errors the model can act on."""
     try:
-        with deadline(seconds):
+        with deadline(settings.call_timeout_seconds):
             try:
-                model = await anyio.to_thread.run_sync(call)
+                model = await anyio.to_thread.run_sync(partial(_within_memory, call, settings.max_memory_mb))
             except SparsereadError:
                 # A cancelled call is answered by nobody: re-raise the cancellation, not the TimedOut it caused.
                 await anyio.lowlevel.checkpoint_if_cancelled()
                 raise
     except SparsereadError as exc:
-        raise ToolError(str(exc)) from exc
+        raise ToolError(str(exc)) from exc  # clamped with every tool error, in SparsereadServer
     except Exception as exc:  # the tool boundary: log the detail, answer with an id, never a traceback
         error_id = secrets.token_hex(4)
         logger.exception("internal error %s", error_id)
@@ -129,6 +162,20 @@ async def _run_model(call: Callable[[], BaseModel], seconds: float) -> BaseModel
             f"internal error (id {error_id}); the server log has the details. {type(exc).__name__}"
         ) from exc
     return model
+
+
+def _within_memory(call: Callable[[], BaseModel], max_memory_mb: int) -> BaseModel:
+    """`call()`, with running out of memory answered as `OutOfMemory`. Caught here, in the worker, where
+    the failed call's frames are released as the handler ends: caught later, its traceback would pass
+    through the worker's future, a reference cycle that keeps everything it built until the collector
+    runs (and under the ceiling nothing else, not even a thread, could start meanwhile)."""
+    try:
+        return call()
+    except MemoryError:
+        pass
+    gc.collect()  # anything the failed call left in cycles
+    logger.warning("a call ran out of memory (ceiling %d MiB); answered with OutOfMemory", max_memory_mb)
+    raise OutOfMemory(over_ceiling_message(max_memory_mb))
 
 
 def _progress_to(ctx: Context) -> progress.Send:
@@ -152,7 +199,7 @@ def _result(model: BaseModel) -> CallToolResult:
 def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MCPServer:
     """Build a server over `settings`; no import-time globals, so tests build as many as they like."""
     engine = engine or ReadEngine(settings)
-    server: MCPServer = MCPServer("sparseread-mcp", instructions=INSTRUCTIONS, version=__version__)
+    server: MCPServer = SparsereadServer("sparseread-mcp", instructions=INSTRUCTIONS, version=__version__)
 
     @server.tool(
         name="sro_preview",
@@ -170,9 +217,7 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
         key, handle = session_key(ctx, session)
         budget = _engine_budget(budget_tokens or 2_000, handle)
         with progress.reporting(_progress_to(ctx)):
-            preview = await _run_model(
-                partial(engine.preview, key, path, intent, budget), settings.call_timeout_seconds
-            )
+            preview = await _run_model(partial(engine.preview, key, path, intent, budget), settings)
         return _result(_with_handle(preview, handle, engine.counter))
 
     @server.tool(
@@ -207,7 +252,7 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
             target=target, action=action, intent=intent, view=view, budget_tokens=budget, since=since, cursor=cursor
         )
         with progress.reporting(_progress_to(ctx)):
-            pack = await _run_model(partial(engine.read, key, request), settings.call_timeout_seconds)
+            pack = await _run_model(partial(engine.read, key, request), settings)
         return _result(_with_handle(pack, handle, engine.counter))
 
     @server.tool(
@@ -222,10 +267,13 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
         trace: Annotated[
             bool, Field(description="Add what this session's reads cost and saved vs one full read per file.")
         ] = False,
+        budget_tokens: Budget = None,
         session: SessionArg = None,
     ) -> Annotated[CallToolResult, Card]:
         key, handle = session_key(ctx, session)
-        card = await _run_model(partial(engine.card, key, path, trace=trace), settings.call_timeout_seconds)
+        budget = _engine_budget(budget_tokens or settings.default_budget_tokens, handle)
+        call = partial(engine.card, key, path, trace=trace, budget_tokens=budget)
+        card = await _run_model(call, settings)
         return _result(_with_handle(card, handle, engine.counter))
 
     @server.tool(
@@ -249,6 +297,6 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
         raw: list[dict[str, object]] = [dict(m) for m in messages]
         router = DefaultRouter(verify=partial(pointer_still_holds, engine))
         call = partial(compact_messages, raw, fmt=format, settings=options, counter=engine.counter, router=router)
-        return await _run(call, settings.call_timeout_seconds)
+        return await _run(call, settings)
 
     return server

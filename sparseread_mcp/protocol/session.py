@@ -134,8 +134,10 @@ class Session:
         return f"ep{next(self._counter)}-{secrets.token_hex(4)}"
 
 
-#: Bounds that keep a long-running server's memory flat: least recently used first out.
+#: Bounds that keep a long-running server's memory flat: least recently used first out. Persistent
+#: stores keep the same number of sessions, each for SESSION_TTL_SECONDS after its last use.
 MAX_SESSIONS = 1_024
+SESSION_TTL_SECONDS = 7 * 24 * 3600
 MAX_EPISODES = 512
 MAX_CALLS = 2_000
 
@@ -160,6 +162,11 @@ class SessionStore:
 
     def commit(self, session: Session) -> None:
         """Persist a session after a call; in memory there is nothing to do."""
+
+    @property
+    def problem(self) -> str | None:
+        """Why sessions are not being persisted right now (a persistent store that fails), else None."""
+        return None
 
     def keys(self) -> list[str]:
         """The sessions this store holds, for `sparseread-mcp trace`."""

@@ -46,6 +46,10 @@ class Deadline:
                 "anchor, needles) or raise SPARSEREAD_CALL_TIMEOUT"
             )
 
+    def remaining(self) -> float:
+        """Seconds left before the limit (0 once it passed), for work that takes its own timeout."""
+        return max(0.0, self.seconds - (time.monotonic() - self.started))
+
 
 def _host_cancelled() -> bool:
     """Whether the task awaiting this worker thread was cancelled; False outside anyio worker threads."""
@@ -69,6 +73,12 @@ def deadline(seconds: float) -> Iterator[Deadline]:
         yield limit
     finally:
         _CURRENT.reset(token)
+
+
+def remaining() -> float | None:
+    """Seconds left in the current call, or None outside a call (a library caller without a deadline)."""
+    limit = _CURRENT.get()
+    return None if limit is None else limit.remaining()
 
 
 def checkpoint() -> None:

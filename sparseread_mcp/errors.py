@@ -11,6 +11,7 @@ SparsereadError
 ├─ BudgetTooSmall       nothing useful fits (message says the minimum and how to narrow)
 ├─ StaleArtifact        the file changed under an episode or pointer
 ├─ IntentError          an intent or action that cannot be carried out as given
+│  └─ PatternTooSlow    a regex needle ran past its match timeout (catastrophic backtracking)
 └─ ConfigError          a bad setting (names the flag or variable and the bad value)
 ```
 
@@ -63,3 +64,7 @@ class IntentError(SparsereadError):
 
 class ConfigError(SparsereadError):
     """A bad setting."""
+
+
+class PatternTooSlow(IntentError):
+    """A regex needle ran past its match timeout: the message names the needle and suggests a plain one."""

@@ -1,0 +1,183 @@
+"""Regex needles (`/like this/`): compiled and matched by an engine that cannot run away.
+
+A user's pattern is text from whoever drives the client, and the files it runs on come from anyone.
+Python's `re` backtracks without limit and holds the GIL while it does, so one `/(a+)+$/` froze every
+session. The `regex` package matches the same syntax (lookarounds and backreferences included), releases
+the GIL while it matches a `str`, and takes a timeout: every match gets the call's remaining time, never
+more than `MATCH_SECONDS`, and a timeout becomes `PatternTooSlow`, naming the needle.
+
+Compiling is not covered by a timeout, and `regex` unrolls counted repeats when it compiles (`(?:(?:a{1000})
+{1000}){1000}` is 27 characters and takes gigabytes), so a pattern is refused before compiling when it is
+longer than `MAX_PATTERN_CHARS` or when its unrolled size, estimated from its counted repeats, passes
+`MAX_PROGRAM_SIZE`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import regex
+
+from .. import deadline
+from ..errors import IntentError, PatternTooSlow
+
+#: Longer patterns are refused: a needle is a few words, not a program (100k characters gave an internal error).
+MAX_PATTERN_CHARS = 1000
+#: The unrolled size a pattern may compile to, in atoms (about 300 bytes each when compiled): 100k is ~30 MB.
+MAX_PROGRAM_SIZE = 100_000
+#: No single match runs longer than this, even with more of the call's time left (or outside any call).
+MATCH_SECONDS = 5.0
+#: Matches counted per text: enough to rank a passage, bounded when a pattern matches everywhere.
+MAX_COUNT = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class NeedlePattern:
+    """A compiled regex needle; `needle` is how the user wrote it, slashes included."""
+
+    needle: str
+    compiled: regex.Pattern[str]
+
+    def search(self, text: str) -> bool:
+        """Whether the pattern matches anywhere in `text`."""
+        seconds = self._timeout()
+        try:
+            return self.compiled.search(text, timeout=seconds) is not None
+        except TimeoutError:
+            raise self._too_slow(text, seconds) from None
+
+    def count(self, text: str) -> int:
+        """Non-empty matches in `text`, at most MAX_COUNT (a pattern matching empty text marks no passage)."""
+        found = 0
+        seconds = self._timeout()
+        try:
+            for match in self.compiled.finditer(text, timeout=seconds):
+                if match.end() > match.start():
+                    found += 1
+                    if found >= MAX_COUNT:
+                        break
+        except TimeoutError:
+            raise self._too_slow(text, seconds) from None
+        return found
+
+    def _timeout(self) -> float:
+        # No checkpoint here (it asks anyio about cancellation, too dear per line): a call past its limit
+        # gets a tiny timeout, and _too_slow then raises the call's own TimedOut.
+        left = deadline.remaining()
+        return MATCH_SECONDS if left is None else max(0.01, min(left, MATCH_SECONDS))
+
+    def _too_slow(self, text: str, seconds: float) -> PatternTooSlow:
+        deadline.checkpoint()  # the call's own limit (or a cancellation) is the better answer when it fired
+        return PatternTooSlow(
+            f"needle {_short(self.needle)} was stopped after {seconds:.1f} s on a text of {len(text):,} "
+            "characters (nested or overlapping repeats such as (a+)+ backtrack without end); use a plain needle "
+            "or a simpler pattern"
+        )
+
+
+def compile_needle(needle: str) -> NeedlePattern:
+    """Compile a `/pattern/` needle case-insensitively, or raise IntentError saying what to change."""
+    source = needle[1:-1]
+    if len(source) > MAX_PATTERN_CHARS:
+        raise IntentError(
+            f"needle {_short(needle)} is a pattern of {len(source):,} characters, over {MAX_PATTERN_CHARS:,}; "
+            "use plain needles or a shorter pattern"
+        )
+    size = program_size(source)
+    if size > MAX_PROGRAM_SIZE:
+        raise IntentError(
+            f"needle {_short(needle)} repeats to about {size:,} atoms when compiled, over {MAX_PROGRAM_SIZE:,}; "
+            "use smaller counts in {m,n} or + and * instead"
+        )
+    try:
+        return NeedlePattern(needle, regex.compile(source, regex.IGNORECASE | regex.VERSION0))
+    except (regex.error, RecursionError, OverflowError, ValueError, IndexError) as exc:
+        reason = str(exc)[:120] or type(exc).__name__
+        raise IntentError(
+            f"needle {_short(needle)} is not a valid regular expression ({reason}); fix it or use a plain needle"
+        ) from None
+
+
+def literal_needle(needle: str) -> NeedlePattern:
+    """A plain needle as a case-insensitive pattern (linear: it has no repeats), for line-by-line search."""
+    return NeedlePattern(needle, regex.compile(regex.escape(needle), regex.IGNORECASE | regex.VERSION0))
+
+
+def program_size(pattern: str) -> int:
+    """An upper estimate of the atoms `pattern` unrolls to: counted repeats multiply what they repeat.
+
+    One pass over the text, no recursion: groups push a running sum, `{m,n}` multiplies the last atom
+    by its larger bound. Escapes and character classes are one atom. It over-counts rather than under.
+    """
+    stack: list[int] = []
+    total = 0  # atoms in the current group so far
+    last = 0  # the size of the last atom, which a quantifier repeats
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            i += 2
+            if i < len(pattern) and pattern[i] == "{":  # \p{..}, \N{..}, \x{..}: the braces belong to the escape
+                i = _after(pattern, i, "}")
+            last = 1
+            total += 1
+            continue
+        if char == "[":
+            i = _class_end(pattern, i)
+            last = 1
+            total += 1
+            continue
+        if char == "(":
+            stack.append(total)
+            total = 0
+            last = 0
+        elif char == ")":
+            inner = max(total, 1)
+            total = (stack.pop() if stack else 0) + inner
+            last = inner
+        elif char == "{" and (bound := _repeat_bound(pattern, i)) is not None:
+            count, i = bound
+            total += last * (count - 1)
+            last *= count
+            continue
+        else:
+            last = 1
+            total += 1
+        i += 1
+    while stack:
+        total += stack.pop()
+    return total
+
+
+def _repeat_bound(pattern: str, i: int) -> tuple[int, int] | None:
+    """At a `{`: the larger bound of `{m}`, `{m,}`, `{,n}` or `{m,n}` and the index after it; None otherwise."""
+    end = pattern.find("}", i)
+    if end < 0:
+        return None
+    body = pattern[i + 1 : end]
+    parts = body.split(",")
+    if len(parts) > 2 or not all(p.strip().isdigit() or not p.strip() for p in parts) or not body.strip(", "):
+        return None
+    numbers = [int(p) for p in parts if p.strip()]
+    return max(1, *numbers), end + 1
+
+
+def _class_end(pattern: str, i: int) -> int:
+    """The index after the character class that opens at i (`[]a]` and `[^]a]` hold a literal `]`)."""
+    j = i + 1
+    if j < len(pattern) and pattern[j] == "^":
+        j += 1
+    if j < len(pattern) and pattern[j] == "]":
+        j += 1
+    while j < len(pattern) and pattern[j] != "]":
+        j += 2 if pattern[j] == "\\" else 1
+    return j + 1
+
+
+def _after(pattern: str, i: int, closing: str) -> int:
+    end = pattern.find(closing, i)
+    return len(pattern) if end < 0 else end + 1
+
+
+def _short(needle: str) -> str:
+    return repr(needle) if len(needle) <= 60 else repr(needle[:57]) + "…"

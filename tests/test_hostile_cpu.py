@@ -1,0 +1,139 @@
+"""CPU-time attacks: regex needles that backtrack without end, huge or broken patterns, and the server
+staying responsive to other sessions while one call's regex runs.
+
+No timed assertions: each call runs under a small per-call limit, with a generous `anyio.fail_after` as a
+hang guard, and must end with a typed error or a bounded answer.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+
+from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
+from sparseread_mcp.deadline import deadline
+from sparseread_mcp.errors import IntentError, PatternTooSlow, SparsereadError
+from sparseread_mcp.locate import patterns
+from sparseread_mcp.locate.patterns import NeedlePattern, compile_needle
+from sparseread_mcp.server import create_server
+
+#: Exponential for `re` (it tries every split of the run before the `!`); `regex` prunes some of that
+#: but still takes over a second on each 1,000-character line, so a file of them runs past any limit.
+CATASTROPHIC = "/(a+)+$/"
+HANG_GUARD = 60
+
+
+@pytest.fixture
+def runs(tmp_path: Path) -> Path:
+    (tmp_path / "runs.txt").write_text(("a" * 990 + "!\n") * 40)
+    (tmp_path / "small.md").write_text("# Small\n\nThe answer is MARKER-42.\n")
+    return tmp_path
+
+
+def _text(result: object) -> str:
+    return result.content[0].text  # type: ignore[attr-defined, no-any-return]
+
+
+def _typed_stop(text: str) -> bool:
+    """The needle was stopped with a typed error: its own timeout, or the call's limit (whichever first)."""
+    return ("simpler pattern" in text and "(a+)+$" in text) or "ran past its" in text
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("target", ["runs.txt", "."])
+async def test_a_catastrophic_regex_needle_is_stopped_with_a_typed_error(runs: Path, target: str) -> None:
+    server = create_server(Settings(roots=(runs,), call_timeout_seconds=2))
+    with anyio.fail_after(HANG_GUARD):
+        async with Client(server) as client:
+            result = await client.call_tool("sro_read", {"target": target, "intent": {"needles": [CATASTROPHIC]}})
+    assert result.is_error
+    assert _typed_stop(_text(result)), _text(result)
+    assert "internal error" not in _text(result)
+
+
+def test_a_slow_needle_outside_any_call_stops_at_the_match_cap(runs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(patterns, "MATCH_SECONDS", 0.2)
+    engine = ReadEngine(Settings(roots=(runs,)))
+    with pytest.raises(PatternTooSlow, match=r"needle '/\(a\+\)\+\$/' was stopped .* use a plain needle"):
+        engine.read("s", ReadRequest(target="runs.txt", intent=Intent(needles=[CATASTROPHIC])))
+
+
+def test_another_session_is_answered_while_a_regex_needle_runs(runs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two reading sessions in two worker threads, as the server runs two HTTP sessions' calls: `re` held
+    the GIL for the whole match, so the other session waited (10 of 12 probes failed); `regex` releases it.
+    (Two in-memory clients of one server share the stdio-style "connection" session, and with it its lock.)"""
+    started = threading.Event()
+    count = NeedlePattern.count
+
+    def count_and_signal(self: NeedlePattern, text: str) -> int:
+        started.set()
+        return count(self, text)
+
+    monkeypatch.setattr(NeedlePattern, "count", count_and_signal)
+    engine = ReadEngine(Settings(roots=(runs,)))
+    attack_done = threading.Event()
+    outcome: list[BaseException] = []
+
+    def attack() -> None:
+        try:
+            with deadline(3):
+                engine.read("attacker", ReadRequest(target="runs.txt", intent=Intent(needles=[CATASTROPHIC])))
+        except SparsereadError as exc:
+            outcome.append(exc)
+        finally:
+            attack_done.set()
+
+    thread = threading.Thread(target=attack)
+    thread.start()
+    try:
+        assert started.wait(HANG_GUARD)
+        for _ in range(3):
+            pack = engine.read("other", ReadRequest(target="small.md", intent=Intent(needles=["MARKER-42"])))
+            assert "MARKER-42" in pack.model_dump_json()
+            assert not attack_done.is_set(), "the other session waited for the regex to finish"
+    finally:
+        thread.join(HANG_GUARD)
+    assert outcome and _typed_stop(str(outcome[0])), outcome
+
+
+@pytest.mark.parametrize(
+    ("needle", "message"),
+    [
+        ("/" + "a" * 100_000 + "/", "is a pattern of 100,000 characters"),
+        ("/(?:(?:a{1000}){1000}){1000}/", "repeats to about"),
+        ("/(?:a{65535}){65535}/", "repeats to about"),
+        ("/a{99999999999999999999}/", "repeats to about"),
+        ("/(/", "not a valid regular expression"),
+        ("/" + "(" * 450 + "a" + ")" * 450 + "/", "not a valid regular expression|ok"),
+        (r"/(a)\2/", "not a valid regular expression"),
+        (r"/\p{Nope}/", "not a valid regular expression"),
+        ("/a{2,1}/", "not a valid regular expression"),
+        ("/x**/", "not a valid regular expression"),
+    ],
+)
+def test_huge_or_broken_patterns_are_refused_before_they_run(needle: str, message: str) -> None:
+    try:
+        compiled = compile_needle(needle)
+    except IntentError as exc:
+        assert len(str(exc)) < 400
+        assert any(part in str(exc) for part in message.split("|")), str(exc)
+    else:
+        assert "ok" in message  # deep nesting may compile; then it must still match under its timeout
+        compiled.count("a" * 100)
+
+
+def test_a_pattern_matching_everywhere_counts_a_bounded_number_of_matches() -> None:
+    assert compile_needle("/./").count("x" * 50_000) == patterns.MAX_COUNT
+    assert compile_needle("/x*/").count("y" * 1000) == 0  # empty matches mark nothing
+
+
+@pytest.mark.parametrize(
+    ("pattern", "size"),
+    [("abc", 3), ("a{10}", 10), ("(?:ab){3}", 12), ("[a{9}]{2}", 2), (r"\p{L}{4}", 4), ("x{2,5}y", 6)],
+)
+def test_program_size_multiplies_counted_repeats(pattern: str, size: int) -> None:
+    assert patterns.program_size(pattern) == size

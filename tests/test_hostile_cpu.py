@@ -7,7 +7,8 @@ hang guard, and must end with a typed error or a bounded answer.
 
 from __future__ import annotations
 
-import threading
+import subprocess
+import sys
 from pathlib import Path
 
 import anyio
@@ -15,10 +16,9 @@ import pytest
 from mcp import Client
 
 from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
-from sparseread_mcp.deadline import deadline
-from sparseread_mcp.errors import IntentError, PatternTooSlow, SparsereadError
+from sparseread_mcp.errors import IntentError, PatternTooSlow
 from sparseread_mcp.locate import patterns
-from sparseread_mcp.locate.patterns import NeedlePattern, compile_needle
+from sparseread_mcp.locate.patterns import compile_needle
 from sparseread_mcp.server import create_server
 
 #: Exponential for `re` (it tries every split of the run before the `!`); `regex` prunes some of that
@@ -62,42 +62,59 @@ def test_a_slow_needle_outside_any_call_stops_at_the_match_cap(runs: Path, monke
         engine.read("s", ReadRequest(target="runs.txt", intent=Intent(needles=[CATASTROPHIC])))
 
 
-def test_another_session_is_answered_while_a_regex_needle_runs(runs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+#: Runs in a child process, so that a match holding the GIL (as `re` did) cannot also freeze the hang guard.
+_TWO_SESSIONS = """
+import sys, threading
+from pathlib import Path
+from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
+from sparseread_mcp.deadline import deadline
+from sparseread_mcp.errors import SparsereadError
+from sparseread_mcp.locate.patterns import NeedlePattern
+
+started, attack_done, outcome = threading.Event(), threading.Event(), []
+count = NeedlePattern.count
+
+def count_and_signal(self, text):
+    started.set()
+    return count(self, text)
+
+NeedlePattern.count = count_and_signal
+engine = ReadEngine(Settings(roots=(Path(sys.argv[1]),)))
+
+def attack():
+    try:
+        with deadline(3):
+            engine.read("attacker", ReadRequest(target="runs.txt", intent=Intent(needles=[sys.argv[2]])))
+    except SparsereadError as exc:
+        outcome.append(str(exc))
+    finally:
+        attack_done.set()
+
+thread = threading.Thread(target=attack)
+thread.start()
+assert started.wait(60)
+for _ in range(3):
+    pack = engine.read("other", ReadRequest(target="small.md", intent=Intent(needles=["MARKER-42"])))
+    assert "MARKER-42" in pack.model_dump_json()
+    assert not attack_done.is_set(), "the other session waited for the regex to finish"
+thread.join()
+print(outcome[0] if outcome else "no error")
+"""
+
+
+def test_another_session_is_answered_while_a_regex_needle_runs(runs: Path) -> None:
     """Two reading sessions in two worker threads, as the server runs two HTTP sessions' calls: `re` held
     the GIL for the whole match, so the other session waited (10 of 12 probes failed); `regex` releases it.
     (Two in-memory clients of one server share the stdio-style "connection" session, and with it its lock.)"""
-    started = threading.Event()
-    count = NeedlePattern.count
-
-    def count_and_signal(self: NeedlePattern, text: str) -> int:
-        started.set()
-        return count(self, text)
-
-    monkeypatch.setattr(NeedlePattern, "count", count_and_signal)
-    engine = ReadEngine(Settings(roots=(runs,)))
-    attack_done = threading.Event()
-    outcome: list[BaseException] = []
-
-    def attack() -> None:
-        try:
-            with deadline(3):
-                engine.read("attacker", ReadRequest(target="runs.txt", intent=Intent(needles=[CATASTROPHIC])))
-        except SparsereadError as exc:
-            outcome.append(exc)
-        finally:
-            attack_done.set()
-
-    thread = threading.Thread(target=attack)
-    thread.start()
-    try:
-        assert started.wait(HANG_GUARD)
-        for _ in range(3):
-            pack = engine.read("other", ReadRequest(target="small.md", intent=Intent(needles=["MARKER-42"])))
-            assert "MARKER-42" in pack.model_dump_json()
-            assert not attack_done.is_set(), "the other session waited for the regex to finish"
-    finally:
-        thread.join(HANG_GUARD)
-    assert outcome and _typed_stop(str(outcome[0])), outcome
+    done = subprocess.run(
+        [sys.executable, "-c", _TWO_SESSIONS, str(runs), CATASTROPHIC],
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert _typed_stop(done.stdout), done.stdout
 
 
 @pytest.mark.parametrize(

@@ -59,6 +59,7 @@ _BLOCK = frozenset(
     }
 )
 _HEADING = re.compile(r"^h([1-6])$")
+_MAIN = re.compile(r"<(main|article)[\s>]", re.IGNORECASE)
 
 
 class _Extractor(HTMLParser):
@@ -151,7 +152,7 @@ class HtmlReader:
         return path.suffix.lower() in SUFFIXES
 
     def parse(self, artifact: Artifact, *, passage_chars: int) -> ParsedArtifact:
-        has_main = re.search(r"<(main|article)[\s>]", artifact.text, re.IGNORECASE) is not None
+        has_main = _MAIN.search(artifact.text) is not None
         extractor = _Extractor(main_only=has_main)
         extractor.feed(artifact.text)
         extractor.close()

@@ -19,7 +19,9 @@ from .base import Action, OutlineEntry, ParsedArtifact, Passage, PassageKind
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".mkd", ".mdx"})
 TEXT_SUFFIXES = frozenset({".txt", ".text", ".rst", ".adoc", ".org", ""})
 
-_ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
+#: The title is `.*` with its closing `#`s and blanks stripped in Python: a lazy `(.*?)[ \t#]*$` was
+#: quadratic on a heading followed by a long run of blanks.
+_ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*)$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _LIST = re.compile(r"^ {0,3}(?:[-*+]|\d{1,9}[.)])[ \t]")
@@ -106,7 +108,7 @@ def _segment(index: LineIndex, *, markdown: bool) -> list[_Block]:
             continue
         if markdown and (atx := _ATX.match(line.lstrip("\f"))):
             close(number - 1)
-            blocks.append(_Block(number, number, "heading", len(atx.group(1)), atx.group(2).strip()))
+            blocks.append(_Block(number, number, "heading", len(atx.group(1)), atx.group(2).rstrip(" \t#").strip()))
             number += 1
             continue
         if (

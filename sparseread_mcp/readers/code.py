@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..artifacts import Artifact
+from ..deadline import checkpoint
 from ..errors import MissingDependency
 from ..lines import LineIndex
 from .base import Action, OutlineEntry, ParsedArtifact, Passage
@@ -29,6 +30,9 @@ _NAME_NODES = frozenset(
     {"identifier", "field_identifier", "qualified_identifier", "destructor_name", "operator_name", "type_identifier"}
 )
 _SIGNATURE_CHARS = 200
+_NAME_CHARS = 200
+#: Definitions nested deeper than this are not outlined as symbols of their own.
+MAX_SYMBOL_DEPTH = 32
 _TINY_CHARS = 80
 
 
@@ -68,7 +72,7 @@ class CodeReader:
         index = LineIndex(artifact.text)
         symbols: list[_Symbol] = []
         comment_rows: set[int] = set()
-        _walk(tree.root_node, source, spec, (), symbols, comment_rows, index)
+        _walk(tree.root_node, source, spec, symbols, comment_rows, index)
         passages = _passages(index, symbols, passage_chars)
         outline = tuple(
             OutlineEntry(
@@ -132,27 +136,37 @@ def _name(node: Node) -> str | None:
 
 
 def _walk(
-    node: Node,
+    root: Node,
     source: bytes,
     spec: LanguageSpec,
-    scope: tuple[str, ...],
     out: list[_Symbol],
     comment_rows: set[int],
     index: LineIndex,
 ) -> None:
-    for child in node.children:
+    """Symbols in pre-order, with an explicit stack (50,000 nested parentheses overflowed the recursion).
+
+    Definitions nested deeper than MAX_SYMBOL_DEPTH are no symbols of their own (their lines stay with the
+    enclosing one): no real code nests so far, and each level would repeat the whole dotted name.
+    """
+    stack: list[tuple[Node, tuple[str, ...]]] = [(child, ()) for child in reversed(root.children)]
+    visited = 0
+    while stack:
+        child, scope = stack.pop()
+        visited += 1
+        if visited % 4096 == 0:
+            checkpoint()
         if child.type in spec.comments:
             _note_comment(child, comment_rows, index)
             continue
         inner_scope = scope
-        if child.type in spec.definitions and (name := _name(child)):
+        if child.type in spec.definitions and len(scope) < MAX_SYMBOL_DEPTH and (name := _name(child)):
             name = " ".join(name.split())
             first = child.start_point.row + 1
             parent = child.parent
             if parent is not None and parent.type == "decorated_definition":
                 first = parent.start_point.row + 1  # decorators belong to the definition
             last = child.end_point.row + (0 if child.end_point.column == 0 and child.end_point.row > 0 else 1)
-            inner_scope = (*scope, name)
+            inner_scope = (*scope, name[:_NAME_CHARS])
             out.append(
                 _Symbol(
                     ".".join(inner_scope),
@@ -163,7 +177,7 @@ def _walk(
                     _doc(child),
                 )
             )
-        _walk(child, source, spec, inner_scope, out, comment_rows, index)
+        stack.extend((grandchild, inner_scope) for grandchild in reversed(child.children))
 
 
 def _signature(node: Node, source: bytes) -> str:

@@ -118,6 +118,7 @@ def _parent(path: str) -> str | None:
 
 def _outline(nodes: list[Node], index: LineIndex, text: str) -> tuple[OutlineEntry, ...]:
     entries = []
+    by_path = {n.path: n for n in reversed(nodes)}  # the first wins; a scan per array was quadratic
     for node in nodes:
         if node.depth > _OUTLINE_DEPTH or _LATER_ELEMENT.search(node.path):
             continue  # one example element per array keeps the outline short
@@ -125,7 +126,7 @@ def _outline(nodes: list[Node], index: LineIndex, text: str) -> tuple[OutlineEnt
         if node.kind == "object":
             described = f"object{{{node.size}}}"
         elif node.kind == "array":
-            first = next((n for n in nodes if n.path == f"{node.path}[0]"), None)
+            first = by_path.get(f"{node.path}[0]")
             described = f"array[{node.size}]" + (f" of {first.kind}" if first else "")
         entries.append(
             OutlineEntry(

@@ -117,6 +117,43 @@ def test_another_session_is_answered_while_a_regex_needle_runs(runs: Path) -> No
     assert _typed_stop(done.stdout), done.stdout
 
 
+@pytest.mark.anyio
+async def test_http_sessions_and_healthz_are_answered_while_a_regex_needle_runs(
+    runs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The issue's probe, over the real server: with `re`, /healthz and a second session failed 10 of 12
+    one-second probes while one session's needle ran. The other session keeps calling for as long as the
+    attack is pending; every answer must come while it still is. (The server is a child process, so the
+    hang guard here still fires if the server freezes.)"""
+    import httpx
+    from test_mcp_transports import running_http_server
+
+    monkeypatch.setenv("SPARSEREAD_CALL_TIMEOUT", "2")
+    attack_done = anyio.Event()
+    answered_meanwhile = 0
+
+    with running_http_server(runs, tmp_path) as url, anyio.fail_after(HANG_GUARD):
+        async with Client(f"{url}/mcp") as attacker, Client(f"{url}/mcp") as other:
+
+            async def attack() -> None:
+                result = await attacker.call_tool(
+                    "sro_read", {"target": "runs.txt", "intent": {"needles": [CATASTROPHIC]}}
+                )
+                assert result.is_error and _typed_stop(_text(result)), _text(result)
+                attack_done.set()
+
+            async with anyio.create_task_group() as tasks, httpx.AsyncClient() as http:
+                tasks.start_soon(attack)
+                while not attack_done.is_set():
+                    result = await other.call_tool(
+                        "sro_read", {"target": "small.md", "intent": {"needles": ["MARKER"]}}
+                    )
+                    health = await http.get(f"{url}/healthz")
+                    assert not result.is_error and "MARKER-42" in _text(result) and health.status_code == 200
+                    answered_meanwhile += not attack_done.is_set()
+    assert answered_meanwhile >= 3
+
+
 @pytest.mark.parametrize(
     ("needle", "message"),
     [

@@ -16,6 +16,7 @@ import pytest
 from mcp import Client
 
 from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
+from sparseread_mcp.deadline import deadline
 from sparseread_mcp.errors import IntentError, PatternTooSlow
 from sparseread_mcp.locate import patterns
 from sparseread_mcp.locate.patterns import compile_needle
@@ -58,8 +59,18 @@ async def test_a_catastrophic_regex_needle_is_stopped_with_a_typed_error(runs: P
 def test_a_slow_needle_outside_any_call_stops_at_the_match_cap(runs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(patterns, "MATCH_SECONDS", 0.2)
     engine = ReadEngine(Settings(roots=(runs,)))
-    with pytest.raises(PatternTooSlow, match=r"needle '/\(a\+\)\+\$/' was stopped .* use a plain needle"):
+    with pytest.raises(PatternTooSlow, match=r"needle '/\(a\+\)\+\$/' used up its 0.2 s .* use a plain needle"):
         engine.read("s", ReadRequest(target="runs.txt", intent=Intent(needles=[CATASTROPHIC])))
+
+
+def test_regex_matching_is_capped_per_call_not_only_per_match(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many passages that each backtrack for a while, none past the cap alone: the call's matching time
+    runs out and the needle is refused, long before the call's own limit."""
+    monkeypatch.setattr(patterns, "MATCH_SECONDS", 1.0)
+    (tmp_path / "many.txt").write_text(("a" * 400 + "!\n\n") * 200)
+    engine = ReadEngine(Settings(roots=(tmp_path,)))
+    with deadline(HANG_GUARD), pytest.raises(PatternTooSlow, match="used up its 1 s of matching in this call"):
+        engine.read("s", ReadRequest(target="many.txt", intent=Intent(needles=[CATASTROPHIC])))
 
 
 #: Runs in a child process, so that a match holding the GIL (as `re` did) cannot also freeze the hang guard.

@@ -3,8 +3,9 @@
 A user's pattern is text from whoever drives the client, and the files it runs on come from anyone.
 Python's `re` backtracks without limit and holds the GIL while it does, so one `/(a+)+$/` froze every
 session. The `regex` package matches the same syntax (lookarounds and backreferences included), releases
-the GIL while it matches a `str`, and takes a timeout: every match gets the call's remaining time, never
-more than `MATCH_SECONDS`, and a timeout becomes `PatternTooSlow`, naming the needle.
+the GIL while it matches a `str`, and takes a timeout: every match gets what is left of the call's
+`MATCH_SECONDS` of matching (and of the call's limit), and a timeout becomes `PatternTooSlow`, naming the
+needle.
 
 Compiling is not covered by a timeout, and `regex` unrolls counted repeats when it compiles (`(?:(?:a{1000})
 {1000}){1000}` is 27 characters and takes gigabytes), so a pattern is refused before compiling when it is
@@ -14,6 +15,9 @@ longer than `MAX_PATTERN_CHARS` or when its unrolled size, estimated from its co
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import regex
@@ -25,8 +29,10 @@ from ..errors import IntentError, PatternTooSlow
 MAX_PATTERN_CHARS = 1000
 #: The unrolled size a pattern may compile to, in atoms (about 300 bytes each when compiled): 100k is ~30 MB.
 MAX_PROGRAM_SIZE = 100_000
-#: No single match runs longer than this, even with more of the call's time left (or outside any call).
-MATCH_SECONDS = 5.0
+#: Regex matching in one call, all needles and texts together, stops after this (or the call's limit);
+#: outside a call, each match stops after this.
+MATCH_SECONDS = 10.0
+_KIND = "regex"
 #: Matches counted per text: enough to rank a passage, bounded when a pattern matches everywhere.
 MAX_COUNT = 1000
 
@@ -40,39 +46,37 @@ class NeedlePattern:
 
     def search(self, text: str) -> bool:
         """Whether the pattern matches anywhere in `text`."""
-        seconds = self._timeout()
-        try:
+        with self._timed(text) as seconds:
             return self.compiled.search(text, timeout=seconds) is not None
-        except TimeoutError:
-            raise self._too_slow(text, seconds) from None
 
     def count(self, text: str) -> int:
         """Non-empty matches in `text`, at most MAX_COUNT (a pattern matching empty text marks no passage)."""
         found = 0
-        seconds = self._timeout()
-        try:
+        with self._timed(text) as seconds:
             for match in self.compiled.finditer(text, timeout=seconds):
                 if match.end() > match.start():
                     found += 1
                     if found >= MAX_COUNT:
                         break
-        except TimeoutError:
-            raise self._too_slow(text, seconds) from None
         return found
 
-    def _timeout(self) -> float:
-        # No checkpoint here (it asks anyio about cancellation, too dear per line): a call past its limit
-        # gets a tiny timeout, and _too_slow then raises the call's own TimedOut.
-        left = deadline.remaining()
-        return MATCH_SECONDS if left is None else max(0.01, min(left, MATCH_SECONDS))
-
-    def _too_slow(self, text: str, seconds: float) -> PatternTooSlow:
-        deadline.checkpoint()  # the call's own limit (or a cancellation) is the better answer when it fired
-        return PatternTooSlow(
-            f"needle {_short(self.needle)} was stopped after {seconds:.1f} s on a text of {len(text):,} "
-            "characters (nested or overlapping repeats such as (a+)+ backtrack without end); use a plain needle "
-            "or a simpler pattern"
-        )
+    @contextmanager
+    def _timed(self, text: str) -> Iterator[float]:
+        """The step's timeout (what is left of the call's matching time); its time is then counted, and a
+        timeout becomes PatternTooSlow. No checkpoint here, which would ask anyio about cancellation on
+        every line: a call past its limit gets a tiny timeout, and the TimedOut is raised below."""
+        started = time.monotonic()
+        try:
+            yield max(0.01, deadline.allowance(_KIND, MATCH_SECONDS))
+        except TimeoutError:
+            deadline.checkpoint()  # the call's own limit (or a cancellation) is the better answer when it fired
+            raise PatternTooSlow(
+                f"needle {_short(self.needle)} used up its {MATCH_SECONDS:g} s of matching in this call, on a "
+                f"text of {len(text):,} characters; a pattern with nested or overlapping repeats such as (a+)+ "
+                "backtracks without end: use a plain needle, a simpler pattern or a narrower target"
+            ) from None
+        finally:
+            deadline.spend(_KIND, time.monotonic() - started)
 
 
 def compile_needle(needle: str) -> NeedlePattern:

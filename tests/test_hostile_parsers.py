@@ -57,6 +57,10 @@ ATTACKS: dict[str, tuple[str, str, str]] = {
     "toml table of 50,000 parts": ("table.toml", "[" + ".".join(["a"] * 50_000) + "]\nx = 1\n", "typed"),
     # 4,000 blanks took 16 s in the cubic key pattern; 20,000 would take hours.
     "toml line of 20,000 blanks": ("blanks.toml", "title = 'x'\n" + " " * 20_000 + "\nkey = 'MARKER'\n", "answered"),
+    # Every piece of text joined all earlier pieces of its block again: 200,000 `<` took 60 s.
+    "html 400,000 `<`": ("angles.html", "<" * 400_000, "answered"),
+    "html 100,000 inline tags": ("inline.html", "<p>" + "<b>x</b> " * 100_000 + "</p>", "answered"),
+    "html 50,000 nested elements": ("nested.html", "<div>" * 50_000 + "MARKER" + "</div>" * 50_000, "answered"),
     "python 50,000 nested parentheses": ("parens.py", "x = " + "(" * 50_000 + "1" + ")" * 50_000 + "\n", "answered"),
     "javascript 50,000 nested arrays": ("arrays.js", "let x = " + "[" * 50_000 + "]" * 50_000 + ";\n", "answered"),
     "c 50,000 nested parentheses": (

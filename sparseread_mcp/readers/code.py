@@ -143,41 +143,47 @@ def _walk(
     comment_rows: set[int],
     index: LineIndex,
 ) -> None:
-    """Symbols in pre-order, with an explicit stack (50,000 nested parentheses overflowed the recursion).
+    """Symbols in pre-order, with a tree cursor: no recursion (50,000 nested parentheses overflowed it) and
+    no list of a node's children (a minified file's one body held 600,000), only a scope per level.
 
     Definitions nested deeper than MAX_SYMBOL_DEPTH are no symbols of their own (their lines stay with the
     enclosing one): no real code nests so far, and each level would repeat the whole dotted name.
     """
-    stack: list[tuple[Node, tuple[str, ...]]] = [(child, ()) for child in reversed(root.children)]
+    cursor = root.walk()
+    if not cursor.goto_first_child():
+        return
+    scopes: list[tuple[str, ...]] = [()]  # the scope of the nodes at each level below the root
     visited = 0
-    while stack:
-        child, scope = stack.pop()
+    while True:
         visited += 1
         if visited % 4096 == 0:
             checkpoint()
-        if child.type in spec.comments:
+        child = cursor.node
+        inner_scope: tuple[str, ...] | None = None  # None: do not descend
+        if child is not None and child.type in spec.comments:
             _note_comment(child, comment_rows, index)
+        elif child is not None:
+            inner_scope = scopes[-1]
+            if child.type in spec.definitions and len(inner_scope) < MAX_SYMBOL_DEPTH and (name := _name(child)):
+                inner_scope = (*inner_scope, " ".join(name.split())[:_NAME_CHARS])
+                out.append(_symbol(child, source, inner_scope))
+        if inner_scope is not None and cursor.goto_first_child():
+            scopes.append(inner_scope)
             continue
-        inner_scope = scope
-        if child.type in spec.definitions and len(scope) < MAX_SYMBOL_DEPTH and (name := _name(child)):
-            name = " ".join(name.split())
-            first = child.start_point.row + 1
-            parent = child.parent
-            if parent is not None and parent.type == "decorated_definition":
-                first = parent.start_point.row + 1  # decorators belong to the definition
-            last = child.end_point.row + (0 if child.end_point.column == 0 and child.end_point.row > 0 else 1)
-            inner_scope = (*scope, name[:_NAME_CHARS])
-            out.append(
-                _Symbol(
-                    ".".join(inner_scope),
-                    len(inner_scope),
-                    first,
-                    max(first, last),
-                    _signature(child, source),
-                    _doc(child),
-                )
-            )
-        stack.extend((grandchild, inner_scope) for grandchild in reversed(child.children))
+        while not cursor.goto_next_sibling():
+            if len(scopes) == 1:
+                return
+            cursor.goto_parent()
+            scopes.pop()
+
+
+def _symbol(node: Node, source: bytes, scope: tuple[str, ...]) -> _Symbol:
+    first = node.start_point.row + 1
+    parent = node.parent
+    if parent is not None and parent.type == "decorated_definition":
+        first = parent.start_point.row + 1  # decorators belong to the definition
+    last = node.end_point.row + (0 if node.end_point.column == 0 and node.end_point.row > 0 else 1)
+    return _Symbol(".".join(scope), len(scope), first, max(first, last), _signature(node, source), _doc(node))
 
 
 def _signature(node: Node, source: bytes) -> str:

@@ -264,9 +264,11 @@ def _outline(index: LineIndex, blocks: list[_Block]) -> tuple[OutlineEntry, ...]
         entries = []
         for i, heading in enumerate(headings):
             last = index.line_count
-            for later in headings[i + 1 :]:
-                if later.heading_level <= heading.heading_level:
-                    last = later.first - 1
+            # By index, not over a slice: copying the rest of the list for each heading was quadratic. The scan
+            # itself is linear overall (a heading is passed only by deeper ones, at most one per level).
+            for j in range(i + 1, len(headings)):
+                if headings[j].heading_level <= heading.heading_level:
+                    last = headings[j].first - 1
                     break
             entries.append(
                 OutlineEntry(

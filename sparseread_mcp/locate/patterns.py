@@ -71,9 +71,10 @@ class NeedlePattern:
         except TimeoutError:
             deadline.checkpoint()  # the call's own limit (or a cancellation) is the better answer when it fired
             raise PatternTooSlow(
-                f"needle {_short(self.needle)} used up its {MATCH_SECONDS:g} s of matching in this call, on a "
-                f"text of {len(text):,} characters; a pattern with nested or overlapping repeats such as (a+)+ "
-                "backtracks without end: use a plain needle, a simpler pattern or a narrower target"
+                f"needle {_short(self.needle)} was stopped: regex matching may take {MATCH_SECONDS:g} s of a call "
+                f"(less when the call's limit is nearer), and it ran out on a text of {len(text):,} characters. "
+                "Nested or overlapping repeats such as (a+)+ backtrack without end: use a plain needle, a simpler "
+                "pattern or a narrower target"
             ) from None
         finally:
             deadline.spend(_KIND, time.monotonic() - started)

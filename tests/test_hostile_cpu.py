@@ -74,6 +74,18 @@ def test_regex_matching_is_capped_per_call_not_only_per_match(tmp_path: Path, mo
         engine.read("s", ReadRequest(target="many.txt", intent=Intent(needles=[CATASTROPHIC])))
 
 
+def test_the_remaining_time_and_a_kinds_allowance_come_from_the_current_call() -> None:
+    from sparseread_mcp.deadline import allowance, remaining, spend
+
+    assert remaining() is None and allowance("regex", 5.0) == 5.0  # outside a call: the whole cap each step
+    with deadline(10):
+        assert remaining() is not None and 0 < remaining() <= 10  # type: ignore[operator]
+        spend("regex", 4.5)
+        assert allowance("regex", 5.0) <= 0.5 and allowance("other", 5.0) > 4.5
+    with deadline(0):
+        assert remaining() == 0.0 and allowance("regex", 5.0) == 0.0
+
+
 #: Runs in a child process, so that a match holding the GIL (as `re` did) cannot also freeze the hang guard.
 _TWO_SESSIONS = """
 import sys, threading

@@ -173,3 +173,29 @@ def test_nested_definitions_deeper_than_the_bound_stay_with_their_parent(tmp_pat
     (tmp_path / "nested.py").write_text(ATTACKS["python 95 nested functions"][1])
     preview = ReadEngine(Settings(roots=(tmp_path,))).preview("s", "nested.py")
     assert max(entry.level for entry in preview.outline) <= MAX_SYMBOL_DEPTH
+
+
+def _garbage_source(size: int = 200_000) -> bytes:
+    import random
+
+    rng = random.Random(3)
+    return "".join(rng.choice("{}()[];,<>=+-*/'\"`\n abc123#") for _ in range(size)).encode()
+
+
+@pytest.mark.parametrize("stopped", ["past the limit", "cancelled"])
+def test_a_code_parse_stops_at_the_calls_limit_or_cancellation(stopped: str) -> None:
+    """tree-sitter holds the GIL through a plain parse (1 MB of garbage: 2.3 s with every other session
+    waiting); parsed through callbacks it yields between them and stops when the call ends."""
+    import tree_sitter_javascript
+    from tree_sitter import Language, Parser
+
+    from sparseread_mcp.deadline import TimedOut, deadline
+    from sparseread_mcp.readers.code import parse_source
+
+    parser = Parser(Language(tree_sitter_javascript.language()))
+    with deadline(0 if stopped == "past the limit" else 3600) as limit, pytest.raises(TimedOut):
+        if stopped == "cancelled":
+            limit.cancelled.set()
+        parse_source(parser, _garbage_source(), label="garbage.js")
+    with deadline(3600):
+        assert parse_source(parser, b"let x = [1, 2];\n", label="fine.js").root_node.type == "program"

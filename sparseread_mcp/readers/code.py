@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..artifacts import Artifact
-from ..deadline import checkpoint
-from ..errors import MissingDependency
+from ..deadline import TimedOut, checkpoint
+from ..errors import MissingDependency, UnsupportedArtifact
 from ..lines import LineIndex
 from .base import Action, OutlineEntry, ParsedArtifact, Passage
 from .code_languages import BY_SUFFIX, LanguageSpec
 
 if TYPE_CHECKING:
-    from tree_sitter import Language, Node
+    from tree_sitter import Language, Node, Parser, Tree
 
 _FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
 _NEEDS_BODY = frozenset({"struct_specifier", "enum_specifier", "union_specifier", "class_specifier"})
@@ -31,6 +31,9 @@ _NAME_NODES = frozenset(
 )
 _SIGNATURE_CHARS = 200
 _NAME_CHARS = 200
+_READ_BYTES = 64 * 1024
+#: Progress callbacks between deadline checks (tree-sitter calls back about every 0.1 ms).
+_CHECK_EVERY = 64
 #: Definitions nested deeper than this are not outlined as symbols of their own.
 MAX_SYMBOL_DEPTH = 32
 _TINY_CHARS = 80
@@ -68,7 +71,7 @@ class CodeReader:
         from tree_sitter import Parser
 
         source = artifact.text.encode("utf-8")
-        tree = Parser(_language(spec)).parse(source)
+        tree = parse_source(Parser(_language(spec)), source, label=artifact.path)
         index = LineIndex(artifact.text)
         symbols: list[_Symbol] = []
         comment_rows: set[int] = set()
@@ -93,6 +96,35 @@ class CodeReader:
             outline=outline,
             compact_text=_compact(index, comment_rows),
         )
+
+
+def parse_source(parser: Parser, source: bytes, *, label: str) -> Tree:
+    """Parse through callbacks: tree-sitter holds the GIL through a plain `parse` (1 MB of garbage took
+    2.3 s, every other session waiting), and takes it back for each progress callback, which also stops
+    the parse once the call's deadline passed (as TimedOut)."""
+    view = memoryview(source)
+    calls = 0
+
+    def read(offset: int, _point: object) -> bytes:
+        return bytes(view[offset : offset + _READ_BYTES])
+
+    def stop(_offset: int, _has_error: bool) -> bool:
+        nonlocal calls
+        calls += 1
+        if calls % _CHECK_EVERY:
+            return False
+        try:
+            checkpoint()
+        except TimedOut:
+            return True
+        return False
+
+    try:
+        return parser.parse(read, progress_callback=stop)
+    except ValueError:  # "Parsing failed": stopped above, or tree-sitter gave up
+        parser.reset()  # a halted parser would resume this parse on its next call
+        checkpoint()
+        raise UnsupportedArtifact(f"{label} could not be parsed as code; read it with a line anchor") from None
 
 
 @lru_cache(maxsize=32)

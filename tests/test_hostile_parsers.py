@@ -199,3 +199,18 @@ def test_a_code_parse_stops_at_the_calls_limit_or_cancellation(stopped: str) -> 
         parse_source(parser, _garbage_source(), label="garbage.js")
     with deadline(3600):
         assert parse_source(parser, b"let x = [1, 2];\n", label="fine.js").root_node.type == "program"
+
+
+def test_composing_yaml_stops_at_the_calls_limit() -> None:
+    """PyYAML is pure Python: a large file takes it minutes; composing checks the call's deadline."""
+    import yaml
+
+    from sparseread_mcp.deadline import TimedOut, deadline
+    from sparseread_mcp.readers.structured_nodes import _deadline_loader
+
+    big = "".join(f"- item {i}\n" for i in range(20_000))
+    with deadline(0), pytest.raises(TimedOut):
+        yaml.compose(big, Loader=_deadline_loader())
+    with deadline(3600):
+        node = yaml.compose("a: [1, 2]\n", Loader=_deadline_loader())
+    assert isinstance(node, yaml.MappingNode)

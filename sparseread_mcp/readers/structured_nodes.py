@@ -19,6 +19,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING
 
 from ..deadline import checkpoint
@@ -176,7 +177,7 @@ def yaml_nodes(text: str, *, label: str) -> list[Node]:
 
         raise MissingDependency("reading YAML needs PyYAML: pip install pyyaml") from exc
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)  # aliases stay shared nodes here: no expansion yet
+        root = yaml.compose(text, Loader=_deadline_loader())  # aliases stay shared nodes: no expansion yet
     except yaml.YAMLError as exc:
         raise UnsupportedArtifact(f"{label} is not valid YAML ({str(exc)[:300]}); read it as text") from exc
     except RecursionError:
@@ -187,6 +188,23 @@ def yaml_nodes(text: str, *, label: str) -> list[Node]:
     if root is not None:
         _yaml_walk(root, text, label, out)
     return out.nodes
+
+
+@cache
+def _deadline_loader() -> type[yaml.SafeLoader]:
+    """PyYAML's SafeLoader, checking the call's deadline as it composes (a large file takes it minutes)."""
+    import yaml
+
+    class DeadlineLoader(yaml.SafeLoader):
+        composed = 0
+
+        def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+            self.composed += 1
+            if self.composed % _CHECK_EVERY == 0:
+                checkpoint()
+            return super().compose_node(parent, index)
+
+    return DeadlineLoader
 
 
 def _yaml_walk(root: yaml.Node, text: str, label: str, out: _Collector) -> None:

@@ -214,3 +214,17 @@ def test_composing_yaml_stops_at_the_calls_limit() -> None:
     with deadline(3600):
         node = yaml.compose("a: [1, 2]\n", Loader=_deadline_loader())
     assert isinstance(node, yaml.MappingNode)
+
+
+@pytest.mark.parametrize("reader", ["text", "log"])
+def test_segmenting_a_large_text_or_log_stops_at_the_calls_limit(reader: str) -> None:
+    from sparseread_mcp.deadline import TimedOut, deadline
+    from sparseread_mcp.lines import LineIndex
+    from sparseread_mcp.readers import log, text
+
+    index = LineIndex("".join(f"2024-01-01 12:00:00 INFO line {i}\n\n" for i in range(10_000)))
+    segment = {"text": lambda: text._segment(index, markdown=True), "log": lambda: log._records(index)}[reader]
+    with deadline(0), pytest.raises(TimedOut):
+        segment()
+    with deadline(3600):
+        assert segment()

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..artifacts import Artifact
+from ..deadline import checkpoint
 from ..lines import LineIndex
 from .base import Action, OutlineEntry, ParsedArtifact, Passage, PassageKind
 
@@ -25,6 +26,7 @@ _ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*)$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _LIST = re.compile(r"^ {0,3}(?:[-*+]|\d{1,9}[.)])[ \t]")
+_CHECK_EVERY = 4096
 _SENTENCE_END = re.compile(r"(?<=[.!?…。])[\"')\]]*\s+")
 
 
@@ -91,7 +93,11 @@ def _segment(index: LineIndex, *, markdown: bool) -> list[_Block]:
             blocks.append(_Block(para_start, upto, para_kind))
         para_start = None
 
+    steps = 0
     while number <= n:
+        steps += 1
+        if steps % _CHECK_EVERY == 0:
+            checkpoint()  # a large file takes seconds here: stop at the call's limit
         line = _line(index, number)
         stripped = line.strip()
         if "\f" in line:

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import anyio
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mcp import Client
 
 from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
@@ -215,3 +217,57 @@ def test_a_pattern_matching_everywhere_counts_a_bounded_number_of_matches() -> N
 )
 def test_program_size_multiplies_counted_repeats(pattern: str, size: int) -> None:
     assert patterns.program_size(pattern) == size
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    text=st.text(alphabet="abc ", max_size=3000),
+    pattern=st.sampled_from(["ab|ba", "a(?!b)", "(?<=c)a", r"\bab", "[ab]c", "abc$", "^a", "c{2}", "a b"]),
+)
+def test_windowed_matching_counts_what_one_pass_counts(text: str, pattern: str) -> None:
+    """With matches shorter than the overlap, matching in windows finds exactly what one pass finds."""
+    import regex
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(patterns, "WINDOW_CHARS", 100)
+        patch.setattr(patterns, "OVERLAP_CHARS", 10)
+        needle = compile_needle(f"/{pattern}/")
+        whole = [m for m in regex.finditer(pattern, text, flags=regex.IGNORECASE) if m.end() > m.start()]
+        assert needle.count(text) == min(len(whole), patterns.MAX_COUNT)
+        assert needle.search(text) == bool(regex.search(pattern, text, flags=regex.IGNORECASE))
+
+
+_MATCH_MEMORY = """
+import resource, sys
+from sparseread_mcp.locate.patterns import compile_needle
+text = "a" * 5_000_000
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+for needle in ("/(.)*/", "/((((a))))*/", "/(?:\\\\w\\\\w?)*$/"):
+    compile_needle(needle).count(text)
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) // 1024)
+"""
+
+
+def test_matching_memory_stays_bounded_on_a_long_text() -> None:
+    """Backtracking keeps memory for every character a match passes: `(.)*` took 500 MB on 3 MB of text.
+    Long texts are matched a window at a time (in a child process with an address-space cap)."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import resource; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))\n" + _MATCH_MEMORY,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert int(done.stdout) < 200, f"{done.stdout.strip()} MB more to match"
+
+
+@pytest.mark.parametrize("needle", ["/(?R)?a/", "/(a(?1)?)/", "/(?P<x>a(?&x)?)/", "/(?P<x>a(?P>x)?)/", "/(a(?-1)?)/"])
+def test_patterns_that_call_a_group_are_refused(needle: str) -> None:
+    """Recursion took gigabytes in under a second on 100,000 characters."""
+    with pytest.raises(IntentError, match="calls a group or itself"):
+        compile_needle(needle)

@@ -10,11 +10,14 @@ needle.
 Compiling is not covered by a timeout, and `regex` unrolls counted repeats when it compiles (`(?:(?:a{1000})
 {1000}){1000}` is 27 characters and takes gigabytes), so a pattern is refused before compiling when it is
 longer than `MAX_PATTERN_CHARS` or when its unrolled size, estimated from its counted repeats, passes
-`MAX_PROGRAM_SIZE`.
+`MAX_PROGRAM_SIZE`; patterns that call themselves or a group (`(?R)`, `(?1)`, `(?&name)`) are refused, as their
+matching took gigabytes in a second. Matching memory grows with the text it passes, so long texts are
+matched in windows (see `_windows`).
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -35,6 +38,10 @@ MATCH_SECONDS = 10.0
 _KIND = "regex"
 #: Matches counted per text: enough to rank a passage, bounded when a pattern matches everywhere.
 MAX_COUNT = 1000
+#: Longer texts (a minified line, one huge value) are matched a window at a time, so that a match's
+#: backtracking memory stays bounded (about 10 to 60 MB here at worst).
+WINDOW_CHARS = 100_000
+OVERLAP_CHARS = 1_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,18 +53,26 @@ class NeedlePattern:
 
     def search(self, text: str) -> bool:
         """Whether the pattern matches anywhere in `text`."""
-        with self._timed(text) as seconds:
-            return self.compiled.search(text, timeout=seconds) is not None
+        for pos, endpos, before in _windows(len(text)):
+            with self._timed(text) as seconds:
+                match = self.compiled.search(text, pos, endpos, timeout=seconds)
+            if match is not None and match.start() < before:
+                return True  # the leftmost match; one in the overlap is the next window's
+        return False
 
     def count(self, text: str) -> int:
         """Non-empty matches in `text`, at most MAX_COUNT (a pattern matching empty text marks no passage)."""
-        found = 0
-        with self._timed(text) as seconds:
-            for match in self.compiled.finditer(text, timeout=seconds):
-                if match.end() > match.start():
-                    found += 1
-                    if found >= MAX_COUNT:
-                        break
+        found = resume = 0  # resume: where the last counted match ended, as one pass over the text would
+        for pos, endpos, before in _windows(len(text)):
+            with self._timed(text) as seconds:
+                for match in self.compiled.finditer(text, max(pos, resume), endpos, timeout=seconds):
+                    if match.start() >= before:
+                        break  # the next window counts it, with the text after it in view
+                    if match.end() > match.start():
+                        found += 1
+                        resume = match.end()
+                        if found >= MAX_COUNT:
+                            return found
         return found
 
     @contextmanager
@@ -80,6 +95,22 @@ class NeedlePattern:
             deadline.spend(_KIND, time.monotonic() - started)
 
 
+def _windows(length: int) -> Iterator[tuple[int, int, int]]:
+    """(pos, endpos, count matches starting before this) over a text, WINDOW_CHARS at a time.
+
+    A backtracking match keeps memory for every character it has passed (`(.)*` took 500 MB on 3 MB), so
+    no match runs over more than a window. Windows overlap by OVERLAP_CHARS and a match starting in the
+    overlap is left to the next window, which sees the text after it: only a match longer than the
+    overlap can be cut or be found at a window's edge.
+    """
+    pos = 0
+    while length - pos > WINDOW_CHARS:
+        end = pos + WINDOW_CHARS
+        yield pos, end, end - OVERLAP_CHARS
+        pos = end - OVERLAP_CHARS
+    yield pos, length, length
+
+
 def compile_needle(needle: str) -> NeedlePattern:
     """Compile a `/pattern/` needle case-insensitively, or raise IntentError saying what to change."""
     source = needle[1:-1]
@@ -93,6 +124,11 @@ def compile_needle(needle: str) -> NeedlePattern:
         raise IntentError(
             f"needle {_short(needle)} repeats to about {size:,} atoms when compiled, over {MAX_PROGRAM_SIZE:,}; "
             "use smaller counts in {m,n} or + and * instead"
+        )
+    if calls_a_group(source):
+        raise IntentError(
+            f"needle {_short(needle)} calls a group or itself ((?R), (?1), (?&name)), which can take gigabytes "
+            "to match; write the repetition out or use plain needles"
         )
     try:
         return NeedlePattern(needle, regex.compile(source, regex.IGNORECASE | regex.VERSION0))
@@ -152,6 +188,25 @@ def program_size(pattern: str) -> int:
     while stack:
         total += stack.pop()
     return total
+
+
+def calls_a_group(pattern: str) -> bool:
+    """Whether the pattern calls itself or a group: `(?R)`, `(?0)`, `(?1)`, `(?+1)`, `(?-1)`, `(?&name)`,
+    `(?P>name)` (escapes and character classes skipped)."""
+    i = 0
+    while i < len(pattern):
+        if pattern[i] == "\\":
+            i += 2
+        elif pattern[i] == "[":
+            i = _class_end(pattern, i)
+        elif pattern[i] == "(" and _GROUP_CALL.match(pattern, i):
+            return True
+        else:
+            i += 1
+    return False
+
+
+_GROUP_CALL = re.compile(r"\(\?(?:R|[+-]?\d|&|P>)")
 
 
 def _repeat_bound(pattern: str, i: int) -> tuple[int, int] | None:

@@ -27,6 +27,11 @@ _ROOT = Path(tempfile.mkdtemp(prefix="sparseread-needles-"))
 (_ROOT / "sub" / "notes.md").write_text("# Notes\n\n" + "aaaa " * 400 + "\n\n" + '"' * 500 + "\n")
 _ENGINE = ReadEngine(Settings(roots=(_ROOT,)))
 
+#: Backtracking, huge repeats, backreferences, bad nesting, recursion, capture history, fuzzy matching.
+KNOWN_HARD = [
+    *("/(a+)+$/", "/(a|aa)+$/", "/(.*a){20}/", "/a{1000000}/", r"/(a)\1{1000}/", "/" + "(" * 300 + "/"),
+    *("/(?R)?a/", "/(.)*/", "/(?:a{1,100}){e<=50}/", "/(?b)(?:ab){e}/", r"/\p{L}+\P{L}*$/"),
+]
 atom = st.sampled_from(
     ["a", "aa", ".", r"\w", r"\s", "[a-z]", "[^!]", "(a|aa)", "(a|a?)", r"\1", "!", "-", "x", "$", "^"]
 )
@@ -49,7 +54,7 @@ def regex_body(draw: st.DrawFn, depth: int = 0) -> str:
 needle = st.one_of(
     regex_body().map(lambda body: f"/{body}/"),
     st.text(alphabet="a()[]{}*+?|\\^$.,0123456789-!:<=", max_size=30).map(lambda body: f"/{body}/"),
-    st.sampled_from(["/(a+)+$/", "/(a|aa)+$/", "/(.*a){20}/", "/a{1000000}/", r"/(a)\1{1000}/", "/" + "(" * 300 + "/"]),
+    st.sampled_from(KNOWN_HARD),
     st.text(min_size=1, max_size=20),  # a plain needle
 )
 

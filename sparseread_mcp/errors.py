@@ -11,7 +11,7 @@ SparsereadError
 ├─ BudgetTooSmall       nothing useful fits (message says the minimum and how to narrow)
 ├─ StaleArtifact        the file changed under an episode or pointer
 ├─ IntentError          an intent or action that cannot be carried out as given
-│  └─ PatternTooSlow    a regex needle ran past its match timeout (catastrophic backtracking)
+│  └─ PatternTooSlow    a regex needle used up its matching time (catastrophic backtracking)
 └─ ConfigError          a bad setting (names the flag or variable and the bad value)
 ```
 
@@ -67,4 +67,4 @@ class ConfigError(SparsereadError):
 
 
 class PatternTooSlow(IntentError):
-    """A regex needle ran past its match timeout: the message names the needle and suggests a plain one."""
+    """A regex needle used up its matching time in a call: the message names it and suggests a plain needle."""

@@ -8,7 +8,6 @@ scans every text file and returns matching lines with context, the total count, 
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -19,6 +18,7 @@ from .deadline import checkpoint
 from .errors import BudgetTooSmall, IntentError, OutsideRoots, SparsereadError, UnsupportedArtifact
 from .evidence import item_for, passage_candidate
 from .gate.ledger import Ledger
+from .locate.patterns import literal_needle
 from .models import (
     ArtifactInfo,
     ArtifactRef,
@@ -196,7 +196,7 @@ def _ranked(engine: ReadEngine, inventory: Inventory, intent: Intent, *, collect
 def _search(engine: ReadEngine, inventory: Inventory, intent: Intent) -> tuple[list[Hit], OpResult]:
     """Every match of the needles in every text file, as lines with context; never whole files."""
     query = query_for(Intent(needles=intent.needles))
-    patterns = list(query.patterns) + [re.compile(re.escape(n), re.IGNORECASE) for n in query.needles]
+    patterns = list(query.patterns) + [literal_needle(n) for n in query.needles]
     base = engine.roots.resolve(inventory.root_path or ".")
     cap = engine.settings.search_max_file_bytes
     hits: list[Hit] = []

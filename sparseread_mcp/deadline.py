@@ -34,6 +34,9 @@ class Deadline:
     seconds: float
     started: float = field(default_factory=time.monotonic)
     cancelled: threading.Event = field(default_factory=threading.Event)
+    #: Seconds spent so far by kinds of work that run under their own timeout (regex matching), so that a
+    #: kind can be capped per call and not only per step.
+    spent: dict[str, float] = field(default_factory=dict)
 
     def check(self) -> None:
         if not self.cancelled.is_set() and _host_cancelled():
@@ -45,6 +48,10 @@ class Deadline:
                 f"the call ran past its {self.seconds:.0f} s limit and was stopped; narrow it (a subfolder, an "
                 "anchor, needles) or raise SPARSEREAD_CALL_TIMEOUT"
             )
+
+    def remaining(self) -> float:
+        """Seconds left before the limit (0 once it passed), for work that takes its own timeout."""
+        return max(0.0, self.seconds - (time.monotonic() - self.started))
 
 
 def _host_cancelled() -> bool:
@@ -69,6 +76,28 @@ def deadline(seconds: float) -> Iterator[Deadline]:
         yield limit
     finally:
         _CURRENT.reset(token)
+
+
+def remaining() -> float | None:
+    """Seconds left in the current call, or None outside a call (a library caller without a deadline)."""
+    limit = _CURRENT.get()
+    return None if limit is None else limit.remaining()
+
+
+def allowance(kind: str, cap: float) -> float:
+    """Seconds the next step of `kind` may take: what is left of the call, and of `cap` seconds for every
+    step of that kind in this call together (the whole cap for each step outside a call)."""
+    limit = _CURRENT.get()
+    if limit is None:
+        return cap
+    return max(0.0, min(limit.remaining(), cap - limit.spent.get(kind, 0.0)))
+
+
+def spend(kind: str, seconds: float) -> None:
+    """Count `seconds` of `kind` against the current call's cap (see `allowance`)."""
+    limit = _CURRENT.get()
+    if limit is not None:
+        limit.spent[kind] = limit.spent.get(kind, 0.0) + seconds
 
 
 def checkpoint() -> None:

@@ -11,6 +11,7 @@ SparsereadError
 ├─ BudgetTooSmall       nothing useful fits (message says the minimum and how to narrow)
 ├─ StaleArtifact        the file changed under an episode or pointer
 ├─ IntentError          an intent or action that cannot be carried out as given
+│  └─ PatternTooSlow    a regex needle used up its matching time (catastrophic backtracking)
 ├─ ConfigError          a bad setting (names the flag or variable and the bad value)
 ├─ OutOfMemory          a call ran past the server's memory ceiling (the server goes on serving)
 └─ StoreUnavailable     the session store cannot be written: sessions go on in memory only
@@ -73,3 +74,7 @@ class OutOfMemory(SparsereadError):
 
 class StoreUnavailable(SparsereadError):
     """The persistent session store failed; sessions are kept in memory only until it works again."""
+
+
+class PatternTooSlow(IntentError):
+    """A regex needle used up its matching time in a call: the message names it and suggests a plain needle."""

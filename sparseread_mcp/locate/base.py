@@ -6,8 +6,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from ..errors import IntentError
 from ..readers.base import ParsedArtifact
+from .patterns import NeedlePattern, compile_needle
 from .terms import terms
 
 
@@ -17,7 +17,7 @@ class Query:
 
     terms: tuple[str, ...] = ()
     needles: tuple[str, ...] = ()
-    patterns: tuple[re.Pattern[str], ...] = field(default=())
+    patterns: tuple[NeedlePattern, ...] = field(default=())
     #: The answer's type, when the question says it (a quantity, a date, a name): passages dense in
     #: things of that type get a boost.
     cue: AnswerCue | None = None
@@ -32,16 +32,13 @@ class Query:
 def build_query(texts: list[str], needles: list[str]) -> Query:
     """Terms from free text; a needle written `/like this/` is a regular expression."""
     plain: list[str] = []
-    patterns: list[re.Pattern[str]] = []
+    patterns: list[NeedlePattern] = []
     term_list: list[str] = []
     for text in texts:
         term_list.extend(terms(text))
     for needle in needles:
         if len(needle) > 2 and needle.startswith("/") and needle.endswith("/"):
-            try:
-                patterns.append(re.compile(needle[1:-1], re.IGNORECASE))
-            except re.error as exc:
-                raise IntentError(f"needle {needle!r} is not a valid regular expression: {exc}") from exc
+            patterns.append(compile_needle(needle))
         elif needle.strip():
             plain.append(needle.strip())
             term_list.extend(terms(needle))
@@ -103,7 +100,7 @@ def needle_hits(parsed: ParsedArtifact, query: Query) -> dict[int, int]:
         text = parsed.text_of(passage)
         folded = text.casefold()
         count = sum(folded.count(n) for n in lowered)
-        count += sum(len(p.findall(text)) for p in query.patterns)
+        count += sum(p.count(text) for p in query.patterns)
         if count:
             hits[passage.index] = count
     return hits

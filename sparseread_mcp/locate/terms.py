@@ -31,7 +31,7 @@ def terms(text: str) -> list[str]:
         if word[0].isdigit():
             out.append(_number(word))
             continue
-        for part in re.split(r"[.,'’]", word):
+        for part in _SEPARATOR.split(word):
             if part and part not in STOPWORDS and (len(part) > 1 or part.isdigit()):
                 out.append(stem(part))
         if _CAMEL.search(raw):
@@ -41,14 +41,18 @@ def terms(text: str) -> list[str]:
 
 _CAMEL = re.compile(r"[a-z][A-Z]")
 _CAMEL_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_SEPARATOR = re.compile(r"[.,'’]")
+_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+#: Starts only where a run of digits starts: searched anywhere, `\d+\.0+` was quadratic on a long run.
+_WHOLE = re.compile(r"(?<!\d)\d+\.0+")
 
 
 def _number(word: str) -> str:
     """One spelling per number: `1,577`, `1577` and `1577.00` are the same term."""
     word = word.rstrip(".,")
-    if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", word):
+    if _THOUSANDS.fullmatch(word):
         word = word.replace(",", "")
-    if re.fullmatch(r"\d+\.0+", word):
+    if _WHOLE.fullmatch(word):
         word = word.split(".")[0]
     return word
 

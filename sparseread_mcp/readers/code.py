@@ -15,13 +15,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..artifacts import Artifact
-from ..errors import MissingDependency
+from ..deadline import TimedOut, checkpoint
+from ..errors import MissingDependency, UnsupportedArtifact
 from ..lines import LineIndex
 from .base import Action, OutlineEntry, ParsedArtifact, Passage
 from .code_languages import BY_SUFFIX, LanguageSpec
 
 if TYPE_CHECKING:
-    from tree_sitter import Language, Node
+    from tree_sitter import Language, Node, Parser, Tree
 
 _FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
 _NEEDS_BODY = frozenset({"struct_specifier", "enum_specifier", "union_specifier", "class_specifier"})
@@ -29,6 +30,12 @@ _NAME_NODES = frozenset(
     {"identifier", "field_identifier", "qualified_identifier", "destructor_name", "operator_name", "type_identifier"}
 )
 _SIGNATURE_CHARS = 200
+_NAME_CHARS = 200
+_READ_BYTES = 64 * 1024
+#: Progress callbacks between deadline checks (tree-sitter calls back about every 0.1 ms).
+_CHECK_EVERY = 64
+#: Definitions nested deeper than this are not outlined as symbols of their own.
+MAX_SYMBOL_DEPTH = 32
 _TINY_CHARS = 80
 
 
@@ -64,11 +71,11 @@ class CodeReader:
         from tree_sitter import Parser
 
         source = artifact.text.encode("utf-8")
-        tree = Parser(_language(spec)).parse(source)
+        tree = parse_source(Parser(_language(spec)), source, label=artifact.path)
         index = LineIndex(artifact.text)
         symbols: list[_Symbol] = []
         comment_rows: set[int] = set()
-        _walk(tree.root_node, source, spec, (), symbols, comment_rows, index)
+        _walk(tree.root_node, source, spec, symbols, comment_rows, index)
         passages = _passages(index, symbols, passage_chars)
         outline = tuple(
             OutlineEntry(
@@ -89,6 +96,35 @@ class CodeReader:
             outline=outline,
             compact_text=_compact(index, comment_rows),
         )
+
+
+def parse_source(parser: Parser, source: bytes, *, label: str) -> Tree:
+    """Parse through callbacks: tree-sitter holds the GIL through a plain `parse` (1 MB of garbage took
+    2.3 s, every other session waiting), and takes it back for each progress callback, which also stops
+    the parse once the call's deadline passed (as TimedOut)."""
+    view = memoryview(source)
+    calls = 0
+
+    def read(offset: int, _point: object) -> bytes:
+        return bytes(view[offset : offset + _READ_BYTES])
+
+    def stop(_offset: int, _has_error: bool) -> bool:
+        nonlocal calls
+        calls += 1
+        if calls % _CHECK_EVERY:
+            return False
+        try:
+            checkpoint()
+        except TimedOut:
+            return True
+        return False
+
+    try:
+        return parser.parse(read, progress_callback=stop)
+    except ValueError:  # "Parsing failed": stopped above, or tree-sitter gave up
+        parser.reset()  # a halted parser would resume this parse on its next call
+        checkpoint()
+        raise UnsupportedArtifact(f"{label} could not be parsed as code; read it with a line anchor") from None
 
 
 @lru_cache(maxsize=32)
@@ -132,38 +168,54 @@ def _name(node: Node) -> str | None:
 
 
 def _walk(
-    node: Node,
+    root: Node,
     source: bytes,
     spec: LanguageSpec,
-    scope: tuple[str, ...],
     out: list[_Symbol],
     comment_rows: set[int],
     index: LineIndex,
 ) -> None:
-    for child in node.children:
-        if child.type in spec.comments:
+    """Symbols in pre-order, with a tree cursor: no recursion (50,000 nested parentheses overflowed it) and
+    no list of a node's children (a minified file's one body held 600,000), only a scope per level.
+
+    Definitions nested deeper than MAX_SYMBOL_DEPTH are no symbols of their own (their lines stay with the
+    enclosing one): no real code nests so far, and each level would repeat the whole dotted name.
+    """
+    cursor = root.walk()
+    if not cursor.goto_first_child():
+        return
+    scopes: list[tuple[str, ...]] = [()]  # the scope of the nodes at each level below the root
+    visited = 0
+    while True:
+        visited += 1
+        if visited % 4096 == 0:
+            checkpoint()
+        child = cursor.node
+        inner_scope: tuple[str, ...] | None = None  # None: do not descend
+        if child is not None and child.type in spec.comments:
             _note_comment(child, comment_rows, index)
+        elif child is not None:
+            inner_scope = scopes[-1]
+            if child.type in spec.definitions and len(inner_scope) < MAX_SYMBOL_DEPTH and (name := _name(child)):
+                inner_scope = (*inner_scope, " ".join(name.split())[:_NAME_CHARS])
+                out.append(_symbol(child, source, inner_scope))
+        if inner_scope is not None and cursor.goto_first_child():
+            scopes.append(inner_scope)
             continue
-        inner_scope = scope
-        if child.type in spec.definitions and (name := _name(child)):
-            name = " ".join(name.split())
-            first = child.start_point.row + 1
-            parent = child.parent
-            if parent is not None and parent.type == "decorated_definition":
-                first = parent.start_point.row + 1  # decorators belong to the definition
-            last = child.end_point.row + (0 if child.end_point.column == 0 and child.end_point.row > 0 else 1)
-            inner_scope = (*scope, name)
-            out.append(
-                _Symbol(
-                    ".".join(inner_scope),
-                    len(inner_scope),
-                    first,
-                    max(first, last),
-                    _signature(child, source),
-                    _doc(child),
-                )
-            )
-        _walk(child, source, spec, inner_scope, out, comment_rows, index)
+        while not cursor.goto_next_sibling():
+            if len(scopes) == 1:
+                return
+            cursor.goto_parent()
+            scopes.pop()
+
+
+def _symbol(node: Node, source: bytes, scope: tuple[str, ...]) -> _Symbol:
+    first = node.start_point.row + 1
+    parent = node.parent
+    if parent is not None and parent.type == "decorated_definition":
+        first = parent.start_point.row + 1  # decorators belong to the definition
+    last = node.end_point.row + (0 if node.end_point.column == 0 and node.end_point.row > 0 else 1)
+    return _Symbol(".".join(scope), len(scope), first, max(first, last), _signature(node, source), _doc(node))
 
 
 def _signature(node: Node, source: bytes) -> str:

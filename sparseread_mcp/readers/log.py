@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..artifacts import Artifact
+from ..deadline import checkpoint
 from ..lines import LineIndex
 from ..safeopen import open_no_follow, read_head
 from .base import Action, OutlineEntry, ParsedArtifact, Passage
@@ -22,6 +23,7 @@ LOG_SUFFIXES = frozenset({".log"})
 SNIFF_SUFFIXES = frozenset({".txt", ".out", ".err", ""})
 _SNIFF_BYTES = 4096
 _SIGNATURES_IN_OUTLINE = 60
+_CHECK_EVERY = 4096
 
 _TIMESTAMP = re.compile(
     r"^\[?(?P<ts>\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"
@@ -121,7 +123,11 @@ def _records(index: LineIndex) -> list[_Record]:
     records: list[_Record] = []
     text = index.text
     number = 1
+    steps = 0
     while number <= index.line_count:
+        steps += 1
+        if steps % _CHECK_EVERY == 0:
+            checkpoint()  # a large log takes seconds here: stop at the call's limit
         line = text[index.starts[number - 1] : index.line_end(number)]
         if not line.strip():
             number += 1

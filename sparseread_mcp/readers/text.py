@@ -13,16 +13,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..artifacts import Artifact
+from ..deadline import checkpoint
 from ..lines import LineIndex
 from .base import Action, OutlineEntry, ParsedArtifact, Passage, PassageKind
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".mkd", ".mdx"})
 TEXT_SUFFIXES = frozenset({".txt", ".text", ".rst", ".adoc", ".org", ""})
 
-_ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
+#: The title is `.*` with its closing `#`s and blanks stripped in Python: a lazy `(.*?)[ \t#]*$` was
+#: quadratic on a heading followed by a long run of blanks.
+_ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*)$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _LIST = re.compile(r"^ {0,3}(?:[-*+]|\d{1,9}[.)])[ \t]")
+_CHECK_EVERY = 4096
 _SENTENCE_END = re.compile(r"(?<=[.!?…。])[\"')\]]*\s+")
 
 
@@ -89,7 +93,11 @@ def _segment(index: LineIndex, *, markdown: bool) -> list[_Block]:
             blocks.append(_Block(para_start, upto, para_kind))
         para_start = None
 
+    steps = 0
     while number <= n:
+        steps += 1
+        if steps % _CHECK_EVERY == 0:
+            checkpoint()  # a large file takes seconds here: stop at the call's limit
         line = _line(index, number)
         stripped = line.strip()
         if "\f" in line:
@@ -106,7 +114,7 @@ def _segment(index: LineIndex, *, markdown: bool) -> list[_Block]:
             continue
         if markdown and (atx := _ATX.match(line.lstrip("\f"))):
             close(number - 1)
-            blocks.append(_Block(number, number, "heading", len(atx.group(1)), atx.group(2).strip()))
+            blocks.append(_Block(number, number, "heading", len(atx.group(1)), atx.group(2).rstrip(" \t#").strip()))
             number += 1
             continue
         if (
@@ -262,9 +270,11 @@ def _outline(index: LineIndex, blocks: list[_Block]) -> tuple[OutlineEntry, ...]
         entries = []
         for i, heading in enumerate(headings):
             last = index.line_count
-            for later in headings[i + 1 :]:
-                if later.heading_level <= heading.heading_level:
-                    last = later.first - 1
+            # By index, not over a slice: copying the rest of the list for each heading was quadratic. The scan
+            # itself is linear overall (a heading is passed only by deeper ones, at most one per level).
+            for j in range(i + 1, len(headings)):
+                if headings[j].heading_level <= heading.heading_level:
+                    last = headings[j].first - 1
                     break
             entries.append(
                 OutlineEntry(

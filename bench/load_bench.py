@@ -50,14 +50,22 @@ def corpus(root: Path) -> None:
 
 
 async def one_client(
-    url: str, number: int, until: float, latencies: list[float], errors: list[str], leaks: list[str]
+    url: str,
+    number: int,
+    until: float,
+    latencies: list[float],
+    errors: list[str],
+    leaks: list[str],
+    min_calls: int = 0,
 ) -> None:
+    """Mixed reads until `until`, and at least `min_calls` of them whatever the time (a test on a busy
+    machine counts calls, never how many fit in a window)."""
     marker = f"client-marker-{number:04d}"
     async with Client(url) as client:
         first = await client.call_tool("sro_read", {"target": f"doc{number % 10}.md", "intent": {"goal": marker}})
         handle = (first.structured_content or {}).get("session")
         step = 0
-        while time.monotonic() < until:
+        while time.monotonic() < until or step < min_calls:
             step += 1
             kind = step % 4
             args: dict[str, object] = {"session": handle}

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from sparseread_mcp.compaction import Router, compact, load_file, validate
+from sparseread_mcp.compaction import CompactionSettings, Router, compact, load_file, validate
 from sparseread_mcp.compaction.learned import family_runs, train_on_runs
 from sparseread_mcp.compaction.router import salient
 from sparseread_mcp.compaction.segments import segment
@@ -65,12 +65,15 @@ def mask(last: int) -> Policy:
 @dataclass
 class Checks:
     calls: int = 0
+    changed: int = 0
     valid: int = 0
     not_longer: int = 0
     shorter: int = 0
 
 
-def statecomp(every: int, checks: Checks, router: Router | None = None) -> Policy:
+def statecomp(
+    every: int, checks: Checks, router: Router | None = None, settings: CompactionSettings | None = None
+) -> Policy:
     def apply(history: Transcript, previous: Transcript | None) -> Transcript:
         steps = sum(m.role == "assistant" for m in history.messages)  # assistant turns so far
         if previous is not None:  # keep earlier replacements: what was effective plus what is new
@@ -78,8 +81,9 @@ def statecomp(every: int, checks: Checks, router: Router | None = None) -> Polic
             history = Transcript(format=history.format, messages=[*previous.messages, *new])
         if steps % every:
             return history
-        result = compact(history, router=router)
+        result = compact(history, router=router, settings=settings)
         checks.calls += 1
+        checks.changed += result.transcript is not history
         checks.valid += validate(result.transcript) is None
         checks.not_longer += result.tokens_after <= result.tokens_before
         checks.shorter += result.tokens_after < result.tokens_before
@@ -151,7 +155,12 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
     parser.add_argument("--every", type=int, default=4, help="StateComp runs every N assistant steps (4)")
     parser.add_argument("--no-learned", action="store_true", help="skip the leave-one-family-out learned router")
+    defaults = CompactionSettings()
+    parser.add_argument("--keep-last", type=int, default=defaults.keep_last, help="latest interactions kept")
+    parser.add_argument("--min-interactions", type=int, default=defaults.kappa, help="a span needs more than this")
+    parser.add_argument("--min-tokens", type=int, default=defaults.min_tokens, help="a span needs this many tokens")
     args = parser.parse_args()
+    settings = CompactionSettings(keep_last=args.keep_last, kappa=args.min_interactions, min_tokens=args.min_tokens)
     counter = TokenCounter()
     root = args.data / "trajectories"
     runs = family_runs(root)
@@ -167,7 +176,7 @@ def main() -> None:
             "mask K=5": mask(5),
             "mask K=10": mask(10),
             "mask K=20": mask(20),
-            "statecomp": statecomp(args.every, checks["statecomp"]),
+            "statecomp": statecomp(args.every, checks["statecomp"], settings=settings),
         }
         if not args.no_learned:
             try:
@@ -177,7 +186,7 @@ def main() -> None:
                 router = None
             else:
                 trained.append(f"{family}: trained on {', '.join(router.families)}")
-                policies["learned (LOFO)"] = statecomp(args.every, checks["learned (LOFO)"], router)
+                policies["learned (LOFO)"] = statecomp(args.every, checks["learned (LOFO)"], router, settings)
         figures: Figures = {}
         for path in paths:
             for name, (total, retention) in run(path, policies, counter).items():
@@ -187,7 +196,10 @@ def main() -> None:
     names = [n for n in next(iter(families.values()))]
     if any(set(f) != set(names) for f in families.values()):
         names = [n for n in names if all(n in f for f in families.values())]
-    print(f"{sum(len(p) for p in runs.values())} runs in {len(runs)} families; StateComp every {args.every} steps")
+    print(
+        f"{sum(len(p) for p in runs.values())} runs in {len(runs)} families; StateComp every {args.every} steps, "
+        f"keep_last {settings.keep_last}, spans of > {settings.kappa} interactions and >= {settings.min_tokens} tokens"
+    )
     print("reduction = tokens re-sent vs none; retention = mean share of reused strings still in the history")
     for line in [*table(families, names[:5]), "", *table(families, ["none", *names[5:]])]:
         print(line)
@@ -195,7 +207,7 @@ def main() -> None:
         if check.calls:
             print(
                 f"{name}: {check.calls} compactions, {check.valid} valid (calls and results paired), "
-                f"{check.not_longer} never longer, {check.shorter} shorter"
+                f"{check.not_longer} never longer; {check.changed} changed the history, {check.shorter} shorter"
             )
     for line in trained:
         print("learned router, scored on " + line)

@@ -439,3 +439,38 @@ def test_an_observation_whose_reused_string_its_summary_drops_keeps_its_raw_text
         assert (score >= 0.6) is replaceable, (mark, score)
         out = json.dumps(compact(load(run), settings=LOOSE).transcript.dump())
         assert mark in out
+
+
+def test_leave_one_family_out_training_is_reproducible_from_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from sparseread_mcp.cli import main
+    from sparseread_mcp.compaction import LearnedRouter
+
+    runs = {
+        "alpha": [coding_run(4, 2), coding_run(3, 3)],
+        "beta": [coding_run(5, 2), openai_run(9)],
+        "gamma": [openai_run(8, reuse_last=True)],
+    }
+    for family, transcripts in runs.items():
+        (tmp_path / family).mkdir()
+        (tmp_path / family / "manifest.json").write_text("{}")  # not a run
+        for number, messages in enumerate(transcripts):
+            (tmp_path / family / f"run{number}.jsonl").write_text("\n".join(json.dumps(m) for m in messages))
+    saved = []
+    for attempt in range(2):
+        out = tmp_path / f"router{attempt}.json"
+        code = main(["compact", "train", "--runs", str(tmp_path), "--leave-out", "gamma", "--out", str(out)])
+        assert code == 0
+        assert "trained on families: alpha, beta; held out: gamma" in capsys.readouterr().out
+        saved.append(out.read_text())
+    assert saved[0] == saved[1]  # the same data gives the same router
+    router = LearnedRouter.load(tmp_path / "router0.json")
+    assert router.families == ("alpha", "beta")
+    # Scored on the family it never saw: a valid, not longer history.
+    held_out = load(runs["gamma"][0])
+    result = compact(held_out, router=router, settings=LOOSE)
+    assert validate(result.transcript) is None and result.tokens_after <= result.tokens_before
+    # A family that is not there is named, not silently ignored.
+    assert main(["compact", "train", "--runs", str(tmp_path), "--leave-out", "delta", "--out", str(out)]) != 0
+    assert "delta" in capsys.readouterr().err

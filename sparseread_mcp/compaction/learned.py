@@ -7,7 +7,8 @@ either router. A router remembers the families it was trained on, so that it is 
 
 From runs, the features of an interaction are taken as the agent would have them at a compaction point
 (only the history up to that point), and the label comes from the whole run: 1 (replaceable) when every
-string of its result that any later action reuses survives in its summary.
+string of its result that any later action reuses survives in its summary, and no later action quotes a
+whole line of it (an edit's old text copied from a file view needs the raw text, not a summary).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -126,6 +128,12 @@ def _vector(number: int, row: dict[str, object]) -> list[float]:
     return features(units[position], units).vector()
 
 
+#: A quoted line is at least this long once its line-number prefix and indentation are gone.
+_MIN_QUOTE = 24
+_LINE_NUMBER = re.compile(r"\s*\d+(?::|\t|\s{2,}|\|)")
+_MAX_QUOTED_ARGS = 65_536
+_MAX_LINES = 4_096
+
 #: Runs read per family and files per run folder: what one training call may look at.
 MAX_RUNS = 500
 #: The latest interactions a compaction point protects (as CompactionSettings.keep_last does).
@@ -172,6 +180,11 @@ def examples_from_runs(transcripts: Sequence[Transcript], *, every: int = 4) -> 
             starts.append(offset)
             offset += len(action) + 1
         later = " ".join(actions)
+        quoted: dict[str, int] = {}  # a line an action quotes -> the last message that quotes it
+        for i, message in enumerate(messages):
+            if message.role == "assistant":
+                for line in _action_lines(message.text, [c.arguments for c in message.calls]):
+                    quoted[line] = i
         labels: dict[int, int] = {}
         for unit in units:
             checkpoint()
@@ -180,13 +193,51 @@ def examples_from_runs(transcripts: Sequence[Transcript], *, every: int = 4) -> 
             after = starts[unit.messages[-1] + 1] if unit.messages[-1] + 1 < len(messages) else len(later)
             used = [m for m in salient(unit.observation) if later.find(m, after) >= 0]
             summary = "\n".join(unit_lines(unit))
-            labels[unit.index] = int(all(m in summary for m in used))
+            end = unit.messages[-1]
+            requoted = any(quoted.get(line, -1) > end and line not in summary for line in _lines(unit.observation))
+            labels[unit.index] = int(all(m in summary for m in used) and not requoted)
         for t in steps:
             prefix = [u for u in units if u.messages[-1] < t]
             interactions = [u for u in prefix if u.kind == "interaction"]
             history = History(prefix)
             for unit in interactions[:-_KEEP_LAST] if _KEEP_LAST else interactions:
                 out.append((features(unit, history).vector(), labels[unit.index]))
+    return out
+
+
+def _lines(text: str) -> set[str]:
+    """Lines long enough to be quoted, without a leading line number or indentation."""
+    out = set()
+    for number, line in enumerate(text.split("\n")):
+        if number >= _MAX_LINES:
+            break
+        match = _LINE_NUMBER.match(line)
+        line = (line[match.end() :] if match else line).strip()
+        if len(line) >= _MIN_QUOTE:
+            out.add(line)
+    return out
+
+
+def _action_lines(text: str, arguments: Sequence[str]) -> set[str]:
+    """The lines an action writes: in its text and in the string values of its (JSON) arguments."""
+    out = _lines(text)
+    for raw in arguments:
+        values: list[object] = [raw]
+        if len(raw) <= _MAX_QUOTED_ARGS:
+            try:
+                values = [json.loads(raw)]
+            except (json.JSONDecodeError, RecursionError):
+                values = [raw]
+        for _ in range(8):  # nested arguments, a few levels deep
+            nested: list[object] = []
+            for value in values:
+                if isinstance(value, str):
+                    out |= _lines(value)
+                elif isinstance(value, dict):
+                    nested.extend(value.values())
+                elif isinstance(value, list):
+                    nested.extend(value)
+            values = nested
     return out
 
 

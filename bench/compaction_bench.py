@@ -83,7 +83,7 @@ def statecomp(
             return history
         result = compact(history, router=router, settings=settings)
         checks.calls += 1
-        checks.changed += result.transcript is not history
+        checks.changed += any(p.committed for p in result.plan)
         checks.valid += validate(result.transcript) is None
         checks.not_longer += result.tokens_after <= result.tokens_before
         checks.shorter += result.tokens_after < result.tokens_before

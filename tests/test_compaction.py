@@ -474,3 +474,21 @@ def test_leave_one_family_out_training_is_reproducible_from_the_command_line(
     # A family that is not there is named, not silently ignored.
     assert main(["compact", "train", "--runs", str(tmp_path), "--leave-out", "delta", "--out", str(out)]) != 0
     assert "delta" in capsys.readouterr().err
+
+
+def test_a_summarized_read_keeps_its_call_and_its_evidence_pointers() -> None:
+    from sparseread_mcp.compaction.summarize import unit_lines
+
+    pointer = "docs/guide.md@sha256:0123456789ab#L12-L18"
+    messages: list[dict[str, object]] = [{"role": "user", "content": "go"}]
+    call = {
+        "id": "r1",
+        "type": "function",
+        "function": {"name": "sro_read", "arguments": '{"target": "docs/guide.md"}'},
+    }
+    messages.append({"role": "assistant", "content": "", "tool_calls": [call]})
+    body = json.dumps({"items": [{"pointer": pointer, "text": "plain words " * 200}]})
+    messages.append({"role": "tool", "tool_call_id": "r1", "content": body})
+    lines = "\n".join(unit_lines(segment(load(messages))[1]))
+    assert f"re-read: {pointer}" in lines and 'sro_read({"target": "docs/guide.md"})' in lines
+    assert "plain words plain words" not in lines

@@ -144,7 +144,7 @@ def features(unit: Unit, state: Sequence[Unit], *, latest_turns: str = "") -> Fe
             used.append(mark)
     survives = 1.0
     if used:
-        summary = "\n".join(unit_lines(unit))
+        summary = "\n".join(unit_lines(unit, marks=marks))
         survives = sum(mark in summary for mark in used) / len(used)
     asked = bool(unit.user_text and marks & salient(unit.user_text))
     is_error = has_error(unit.observation[:_ERROR_HEAD])

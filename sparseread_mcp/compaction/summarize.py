@@ -53,10 +53,11 @@ class ExtractiveSummarizer:
         return "\n".join(lines)
 
 
-def unit_lines(unit: Unit, seen: set[str] | None = None) -> list[str]:
+def unit_lines(unit: Unit, seen: set[str] | None = None, *, marks: set[str] | None = None) -> list[str]:
     """One interaction, summarized: the call (its arguments re-derive a file view or a search), the first
     sentence of its reasoning, its first error lines, the evidence pointers it printed, and its salient
-    marks (paths and identifiers first, then numbers, then error lines) up to a share of its size."""
+    marks (paths and identifiers first, then numbers, then error lines) up to a share of its size.
+    `marks`: the observation's salient marks, when the caller has them already."""
     checkpoint()
     call = ", ".join(unit.tools)
     lines = [f"- {call}({_short_args(unit.arguments)})"]
@@ -71,20 +72,21 @@ def unit_lines(unit: Unit, seen: set[str] | None = None) -> list[str]:
         lines.append("  re-read: " + " ".join(pointers))
     shown = "\n".join(lines)
     budget = min(_MAX_MARK_CHARS, max(_MIN_MARK_CHARS, int(len(unit.observation) * _MARK_SHARE)))
-    marks = _kept_marks(unit.observation, shown, budget, set() if seen is None else seen)
-    words = [m for m in marks if " " not in m]
+    found = salient(unit.observation) if marks is None else marks
+    kept = _kept_marks(found, shown, budget, set() if seen is None else seen)
+    words = [m for m in kept if " " not in m]
     if words:
         lines.append("  saw: " + " ".join(words))
-    phrases = [m for m in marks if " " in m]
+    phrases = [m for m in kept if " " in m]
     if phrases:
         lines.append("  lines: " + " | ".join(phrases))
     return lines
 
 
-def _kept_marks(observation: str, shown: str, budget: int, seen: set[str]) -> list[str]:
-    """Salient marks not already in `shown`, listed for the span (`seen`, updated) nor inside a longer kept
+def _kept_marks(marks: set[str], shown: str, budget: int, seen: set[str]) -> list[str]:
+    """The marks not already in `shown`, listed for the span (`seen`, updated) nor inside a longer kept
     mark, within `budget` characters."""
-    candidates = sorted(salient(observation), key=_priority)[:_MAX_CANDIDATES]
+    candidates = sorted(marks, key=_priority)[:_MAX_CANDIDATES]
     kept: list[str] = []
     joined = shown
     used = 0

@@ -96,7 +96,13 @@ def build_parser() -> argparse.ArgumentParser:
     compact = commands.add_parser(
         "compact", help="compact an agent transcript (OpenAI or Anthropic JSON); `compact train DATA` trains a router"
     )
-    compact.add_argument("file", nargs="+", help="a transcript (JSON array or JSON Lines), or: train LABELED.jsonl")
+    compact.add_argument(
+        "file", nargs="+", help="a transcript (JSON array or JSON Lines), or: train LABELED.jsonl, or: train --runs DIR"
+    )
+    compact.add_argument("--runs", help="with `train`: a folder of run families (one subfolder of runs per family)")
+    compact.add_argument(
+        "--leave-out", action="append", default=[], help="with `train --runs`: a family to hold out (repeatable)"
+    )
     compact.add_argument("--router", help="a router trained with `compact train` (default: the built-in router)")
     compact.add_argument("--format", choices=["openai", "anthropic"], help="detected when omitted")
     compact.add_argument("--out", help="write the compacted messages here (JSON)")
@@ -331,20 +337,30 @@ def _compact(args: argparse.Namespace, settings: Settings) -> int:
     import json
 
     from .compaction import CompactionSettings, LearnedRouter, compact_messages, train
-    from .compaction.learned import examples_from_jsonl
+    from .compaction.learned import examples_from_jsonl, train_on_runs
     from .compaction.transcript import load_file
     from .tokens import TokenCounter
 
     if args.file[0] == "train":
-        if len(args.file) != 2 or not args.out:
-            print("error: use `sparseread-mcp compact train LABELED.jsonl --out router.json`", file=sys.stderr)
+        if len(args.file) != (1 if args.runs else 2) or not args.out:
+            print(
+                "error: use `sparseread-mcp compact train LABELED.jsonl --out router.json` or `sparseread-mcp "
+                "compact train --runs DIR [--leave-out FAMILY] --out router.json`",
+                file=sys.stderr,
+            )
             return 2
-        router = train(examples_from_jsonl(Path(args.file[1]).read_text(encoding="utf-8")))
+        if args.runs:
+            router = train_on_runs(Path(args.runs), leave_out=args.leave_out)
+        else:
+            router = train(examples_from_jsonl(Path(args.file[1]).read_text(encoding="utf-8")))
         router.save(Path(args.out))
         print(
             f"router saved to {args.out}: threshold {router.threshold:.3f}, validation precision "
             f"{router.precision:.3f}, recall {router.recall:.3f}"
         )
+        if args.runs:
+            held = ", ".join(args.leave_out) or "none"
+            print(f"trained on families: {', '.join(router.families)}; held out: {held}")
         return 0
     transcript = load_file(Path(args.file[0]).read_text(encoding="utf-8"), args.format)
     result = compact_messages(

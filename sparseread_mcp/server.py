@@ -278,9 +278,9 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
 
     @server.tool(
         name="sro_compact",
-        description="Compact a long agent history: interactions the current state no longer needs (unused, "
-        "superseded, resolved, re-derivable) are replaced by extractive summaries, in spans only; the result is "
-        "protocol-valid and never longer. Returns the messages and the plan.",
+        description="Compact a long agent history: interactions whose raw text is no longer needed (every string "
+        "used later survives in the summary) are replaced by extractive summaries that keep each call and its "
+        "pointers, in spans only; the result is protocol-valid and never longer. Returns the messages and the plan.",
         annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False),
     )
     async def sro_compact(

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sparseread_mcp.compaction import CompactionSettings, compact, load, load_file, validate
+from sparseread_mcp.compaction.marks import salient
 from sparseread_mcp.compaction.segments import Unit, segment
 from sparseread_mcp.errors import IntentError
 
@@ -116,11 +117,14 @@ def test_protected_messages_are_untouched() -> None:
     assert out[-4:] == original[-4:]  # the latest two interactions (call + result each)
 
 
-def test_a_referenced_observation_is_kept() -> None:
+def test_a_string_a_later_call_reuses_survives_compaction() -> None:
     messages = openai_run(10, reuse_last=True)
-    messages[4]["content"] = "booking reference TOKEN-4242 confirmed\n" + str(messages[4]["content"])  # type: ignore[operator]
+    assert messages[5]["role"] == "tool"  # the result of step 1, compacted below
+    messages[5]["content"] = "booking reference TOKEN-4242 confirmed\n" + str(messages[5]["content"])  # type: ignore[operator]
     result = compact(load(messages), settings=LOOSE)
-    assert "TOKEN-4242 confirmed" in json.dumps(result.transcript.dump())
+    out = json.dumps(result.transcript.dump())
+    assert "line 3 of module 1" not in out  # the observation was replaced ...
+    assert out.count("TOKEN-4242") == 3  # ... and its summary keeps the id the later call reuses
 
 
 def test_a_failing_summarizer_returns_the_previous_history() -> None:
@@ -325,3 +329,166 @@ def test_rederivable_only_while_the_pointer_still_verifies() -> None:
     holds = DefaultRouter(verify=lambda p: p == pointer).score(units[1], units)
     broken = DefaultRouter(verify=lambda p: False).score(units[1], units)
     assert holds > broken
+
+
+def coding_run(files: int = 6, rounds: int = 3) -> list[dict[str, object]]:
+    """A coding agent's run: it views files by path again and again, and its later edits name identifiers,
+    paths and line numbers that appeared only in earlier views."""
+    messages: list[dict[str, object]] = [
+        {"role": "system", "content": "You are a coding agent with a file editor and a shell."},
+        {"role": "user", "content": "Make the retry limit configurable."},
+    ]
+    number = 0
+
+    def step(text: str, name: str, arguments: dict[str, object], result: str) -> None:
+        nonlocal number
+        number += 1
+        call = {
+            "id": f"call_{number}",
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(arguments)},
+        }
+        messages.append({"role": "assistant", "content": text, "tool_calls": [call]})
+        messages.append({"role": "tool", "tool_call_id": f"call_{number}", "content": result})
+
+    def view(i: int) -> str:
+        body = [f"     1\timport retry_v{i}", f"     2\tfrom pkg.mod{i} import Handler{i}x"]
+        body += [f"{k:>6}\t    value_{k} = compute(value_{k - 1}, step)  # plain code line {k}" for k in range(3, 80)]
+        body.append(f"{80:>6}\t    return Handler{i}x(limit=RETRY_{i}00, code=E{i}404)")
+        return f"Here's the result of running `cat -n` on /repo/pkg/mod{i}.py:\n" + "\n".join(body)
+
+    for r in range(rounds):
+        for i in range(files):
+            step(
+                f"Look at module {i}.",
+                "str_replace_editor",
+                {"command": "view", "path": f"/repo/pkg/mod{i}.py"},
+                view(i),
+            )
+        step(
+            "Edit the handler.",
+            "str_replace_editor",
+            {
+                "command": "str_replace",
+                "path": f"/repo/pkg/mod{r}.py",
+                "old_str": f"return Handler{r}x(limit=RETRY_{r}00, code=E{r}404)",
+                "new_str": f"return Handler{r}x(limit=settings.retry_v{r}, code=E{r}404)",
+            },
+            f"The file /repo/pkg/mod{r}.py has been edited.",
+        )
+    return messages
+
+
+def later_uses(messages: list[dict[str, object]]) -> list[tuple[int, set[str]]]:
+    """For each assistant action: the salient strings it reuses from earlier tool results."""
+    out = []
+    for t, message in enumerate(messages):
+        if message["role"] != "assistant":
+            continue
+        earlier = " ".join(str(m["content"]) for m in messages[:t] if m["role"] == "tool")
+        action = " ".join(str(c["function"]["arguments"]) for c in message.get("tool_calls", [])) + str(
+            message["content"]
+        )  # type: ignore[attr-defined, index]
+        out.append((t, {s for s in salient(action) if s in earlier}))
+    return out
+
+
+def test_a_coding_run_whose_views_recur_by_path_is_compacted_and_keeps_every_later_used_string() -> None:
+    messages = coding_run()
+    uses = later_uses(messages)
+    assert any(used for _, used in uses)  # the run does reuse strings that only earlier views held
+    # Replayed: at every fourth action the history so far goes through compaction, new messages appended.
+    effective: list[dict[str, object]] = []
+    consumed = 0
+    compacted = 0
+    for count, (t, used) in enumerate(uses, start=1):
+        effective += messages[consumed:t]
+        consumed = t
+        if count % 4 == 0:
+            result = compact(load(effective))  # the default settings and router
+            assert validate(result.transcript) is None and result.tokens_after <= result.tokens_before
+            compacted += result.tokens_after < result.tokens_before
+            effective = result.transcript.dump()
+        text = json.dumps(effective)
+        assert all(s in text for s in used), (t, sorted(s for s in used if s not in text))
+    assert compacted >= 3
+    final = compact(load(messages))
+    assert final.tokens_after < 0.5 * final.tokens_before
+    kept = json.dumps(final.transcript.dump())
+    assert all(s in kept for _, used in uses for s in used)
+    # A view is kept as its call: the path and the command that re-derive it.
+    assert '\\"command\\": \\"view\\", \\"path\\": \\"/repo/pkg/mod1.py\\"' in kept
+
+
+def test_an_observation_whose_reused_string_its_summary_drops_keeps_its_raw_text() -> None:
+    from sparseread_mcp.compaction import DefaultRouter
+    from sparseread_mcp.compaction.summarize import unit_lines
+
+    crowded = " ".join(f"ITEM{k:05d}x" for k in range(2000))  # more marks than a summary lists
+    messages = openai_run(8)
+    messages[3]["content"] = crowded
+    summary = "\n".join(unit_lines(segment(load(messages))[2]))
+    dropped = next(m for m in sorted(salient(crowded)) if m not in summary)
+    kept = next(m for m in sorted(salient(crowded)) if m in summary)
+    for mark, replaceable in ((kept, True), (dropped, False)):
+        run = openai_run(8)
+        run[3]["content"] = crowded
+        run[-2]["content"] = f"Now use {mark}."  # a later action reuses one string of that observation
+        units = segment(load(run))
+        score = DefaultRouter().score(units[2], units)
+        assert (score >= 0.6) is replaceable, (mark, score)
+        out = json.dumps(compact(load(run), settings=LOOSE).transcript.dump())
+        assert mark in out
+
+
+def test_leave_one_family_out_training_is_reproducible_from_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from sparseread_mcp.cli import main
+    from sparseread_mcp.compaction import LearnedRouter
+
+    runs = {
+        "alpha": [coding_run(4, 2), coding_run(3, 3)],
+        "beta": [coding_run(5, 2), openai_run(9)],
+        "gamma": [openai_run(8, reuse_last=True)],
+    }
+    for family, transcripts in runs.items():
+        (tmp_path / family).mkdir()
+        (tmp_path / family / "manifest.json").write_text("{}")  # not a run
+        for number, messages in enumerate(transcripts):
+            (tmp_path / family / f"run{number}.jsonl").write_text("\n".join(json.dumps(m) for m in messages))
+    saved = []
+    for attempt in range(2):
+        out = tmp_path / f"router{attempt}.json"
+        code = main(["compact", "train", "--runs", str(tmp_path), "--leave-out", "gamma", "--out", str(out)])
+        assert code == 0
+        assert "trained on families: alpha, beta; held out: gamma" in capsys.readouterr().out
+        saved.append(out.read_text())
+    assert saved[0] == saved[1]  # the same data gives the same router
+    router = LearnedRouter.load(tmp_path / "router0.json")
+    assert router.families == ("alpha", "beta")
+    # Scored on the family it never saw: a valid, not longer history.
+    held_out = load(runs["gamma"][0])
+    result = compact(held_out, router=router, settings=LOOSE)
+    assert validate(result.transcript) is None and result.tokens_after <= result.tokens_before
+    # A family that is not there is named, not silently ignored.
+    assert main(["compact", "train", "--runs", str(tmp_path), "--leave-out", "delta", "--out", str(out)]) != 0
+    assert "delta" in capsys.readouterr().err
+
+
+def test_a_summarized_read_keeps_its_call_and_its_evidence_pointers() -> None:
+    from sparseread_mcp.compaction.summarize import unit_lines
+
+    pointer = "docs/guide.md@sha256:0123456789ab#L12-L18"
+    messages: list[dict[str, object]] = [{"role": "user", "content": "go"}]
+    call = {
+        "id": "r1",
+        "type": "function",
+        "function": {"name": "sro_read", "arguments": '{"target": "docs/guide.md"}'},
+    }
+    messages.append({"role": "assistant", "content": "", "tool_calls": [call]})
+    body = json.dumps({"items": [{"pointer": pointer, "text": "plain words " * 200}]})
+    messages.append({"role": "tool", "tool_call_id": "r1", "content": body})
+    lines = "\n".join(unit_lines(segment(load(messages))[1]))
+    assert f"re-read: {pointer}" in lines and 'sro_read({"target": "docs/guide.md"})' in lines
+    assert "plain words plain words" not in lines

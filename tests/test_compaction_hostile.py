@@ -175,6 +175,8 @@ PATTERN_USERS = {
     "first_sentence": "from sparseread_mcp.compaction.summarize import _first_sentence as f",
     "full_pointer": "from sparseread_mcp.compaction.router import _FULL_POINTER\nf = _FULL_POINTER.findall",
     "pointer": "from sparseread_mcp.compaction.router import _POINTER\nf = _POINTER.findall",
+    "summary_pointer": "from sparseread_mcp.compaction.summarize import _POINTER\nf = _POINTER.findall",
+    "quoted_lines": "from sparseread_mcp.compaction.learned import _action_lines\nf = lambda s: _action_lines(s, [s])",
     "summary": "from sparseread_mcp.compaction.segments import Unit\n"
     "from sparseread_mcp.compaction.summarize import ExtractiveSummarizer\n"
     "f = lambda s: ExtractiveSummarizer().summarize('S1', [Unit(index=0, messages=(0,), kind='interaction', "

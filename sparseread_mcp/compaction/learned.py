@@ -1,8 +1,14 @@
 """A learned router: logistic regression on numpy over the default router's features.
 
-Trained with class weights from labeled JSONL; its decision threshold is chosen on held-out data for
-precision (compressing something still needed is the costly error), then mapped onto tau so that the
-span gates work the same with either router.
+Trained with class weights from labeled JSONL, or from recorded agent runs grouped in families (one folder
+per agent or domain); its decision threshold is chosen on held-out data for precision (compressing
+something still needed is the costly error), then mapped onto tau so that the span gates work the same with
+either router. A router remembers the families it was trained on, so that it is scored only on the others.
+
+From runs, the features of an interaction are taken as the agent would have them at a compaction point
+(only the history up to that point), and the label comes from the whole run: 1 (replaceable) when every
+string of its result that any later action reuses survives in its summary, and no later action quotes a
+whole line of it (an edit's old text copied from a file view needs the raw text, not a summary).
 """
 
 from __future__ import annotations
@@ -10,16 +16,20 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from ..deadline import checkpoint
 from ..errors import ConfigError, IntentError
-from .router import FEATURE_NAMES, features
+from .marks import salient
+from .router import FEATURE_NAMES, History, features
 from .segments import Unit, segment
-from .transcript import load
+from .summarize import unit_lines
+from .transcript import MAX_CHARS, Transcript, load, load_file
 
 TAU = 0.6
 
@@ -31,6 +41,7 @@ class LearnedRouter:
     threshold: float
     precision: float  # on the validation split, at the threshold
     recall: float
+    families: tuple[str, ...] = ()  # what it was trained on, when trained from runs
     name: str = "learned"
 
     def probability(self, vector: Sequence[float]) -> float:
@@ -54,6 +65,7 @@ class LearnedRouter:
                     "threshold": self.threshold,
                     "precision": self.precision,
                     "recall": self.recall,
+                    "families": list(self.families),
                 },
                 indent=1,
             )
@@ -73,6 +85,7 @@ class LearnedRouter:
                 threshold=float(data["threshold"]),
                 precision=float(data["precision"]),
                 recall=float(data["recall"]),
+                families=tuple(str(f) for f in data.get("families", [])),
             )
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ConfigError(
@@ -113,6 +126,141 @@ def _vector(number: int, row: dict[str, object]) -> list[float]:
     if not isinstance(position, int) or not 0 <= position < len(units):
         raise IntentError(f"line {number}: 'unit' must be the index of one of its {len(units)} units")
     return features(units[position], units).vector()
+
+
+#: A quoted line is at least this long once its line-number prefix and indentation are gone.
+_MIN_QUOTE = 24
+_LINE_NUMBER = re.compile(r"\s*\d+(?::|\t|\s{2,}|\|)")
+_MAX_QUOTED_ARGS = 65_536
+_MAX_LINES = 4_096
+
+#: Runs read per family and files per run folder: what one training call may look at.
+MAX_RUNS = 500
+#: The latest interactions a compaction point protects (as CompactionSettings.keep_last does).
+_KEEP_LAST = 3
+
+
+def family_runs(root: Path, *, leave_out: Sequence[str] = ()) -> dict[str, list[Path]]:
+    """The run files (`*.jsonl`, `*.json` but manifests) in each subfolder of `root`, by family name."""
+    if not root.is_dir():
+        raise IntentError(f"{root} is not a folder of run families (one subfolder of runs per family)")
+    families: dict[str, list[Path]] = {}
+    for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink()):
+        if folder.name in leave_out:
+            continue
+        runs = sorted(
+            p
+            for p in folder.iterdir()
+            if p.is_file() and not p.is_symlink() and p.suffix in (".jsonl", ".json") and p.name != "manifest.json"
+        )[:MAX_RUNS]
+        if runs:
+            families[folder.name] = runs
+    missing = sorted(set(leave_out) - {p.name for p in root.iterdir() if p.is_dir()})
+    if missing:
+        raise IntentError(f"no family named {', '.join(missing)[:200]} under {root}")
+    if not families:
+        raise IntentError(f"no runs under {root}: put each family's runs (JSON Lines) in its own subfolder")
+    return families
+
+
+def examples_from_runs(transcripts: Sequence[Transcript], *, every: int = 4) -> list[tuple[list[float], int]]:
+    """Examples from recorded runs: at every `every`-th assistant turn, each interaction before the latest
+    few, with the features the history up to that turn gives it and the label the whole run gives it."""
+    out: list[tuple[list[float], int]] = []
+    for transcript in transcripts:
+        messages = transcript.messages
+        steps = [i for i, m in enumerate(messages) if m.role == "assistant"][every::every]
+        units = segment(transcript)
+        # Everything an action at or after message i says: the suffix of one string, built once.
+        actions = [
+            " ".join(c.arguments for c in m.calls) + " " + m.text if m.role == "assistant" else "" for m in messages
+        ]
+        starts, offset = [], 0
+        for action in actions:
+            starts.append(offset)
+            offset += len(action) + 1
+        later = " ".join(actions)
+        quoted: dict[str, int] = {}  # a line an action quotes -> the last message that quotes it
+        for i, message in enumerate(messages):
+            if message.role == "assistant":
+                for line in _action_lines(message.text, [c.arguments for c in message.calls]):
+                    quoted[line] = i
+        labels: dict[int, int] = {}
+        for unit in units:
+            checkpoint()
+            if unit.kind != "interaction":
+                continue
+            after = starts[unit.messages[-1] + 1] if unit.messages[-1] + 1 < len(messages) else len(later)
+            used = [m for m in salient(unit.observation) if later.find(m, after) >= 0]
+            summary = "\n".join(unit_lines(unit))
+            end = unit.messages[-1]
+            requoted = any(quoted.get(line, -1) > end and line not in summary for line in _lines(unit.observation))
+            labels[unit.index] = int(all(m in summary for m in used) and not requoted)
+        for t in steps:
+            prefix = [u for u in units if u.messages[-1] < t]
+            interactions = [u for u in prefix if u.kind == "interaction"]
+            history = History(prefix)
+            for unit in interactions[:-_KEEP_LAST] if _KEEP_LAST else interactions:
+                out.append((features(unit, history).vector(), labels[unit.index]))
+    return out
+
+
+def _lines(text: str) -> set[str]:
+    """Lines long enough to be quoted, without a leading line number or indentation."""
+    out = set()
+    for number, line in enumerate(text.split("\n")):
+        if number >= _MAX_LINES:
+            break
+        match = _LINE_NUMBER.match(line)
+        line = (line[match.end() :] if match else line).strip()
+        if len(line) >= _MIN_QUOTE:
+            out.add(line)
+    return out
+
+
+def _action_lines(text: str, arguments: Sequence[str]) -> set[str]:
+    """The lines an action writes: in its text and in the string values of its (JSON) arguments."""
+    out = _lines(text)
+    for raw in arguments:
+        values: list[object] = [raw]
+        if len(raw) <= _MAX_QUOTED_ARGS:
+            try:
+                values = [json.loads(raw)]
+            except (json.JSONDecodeError, RecursionError):
+                values = [raw]
+        for _ in range(8):  # nested arguments, a few levels deep
+            nested: list[object] = []
+            for value in values:
+                if isinstance(value, str):
+                    out |= _lines(value)
+                elif isinstance(value, dict):
+                    nested.extend(value.values())
+                elif isinstance(value, list):
+                    nested.extend(value)
+            values = nested
+    return out
+
+
+def train_on_runs(
+    root: Path, *, leave_out: Sequence[str] = (), every: int = 4, min_precision: float = 0.9
+) -> LearnedRouter:
+    """A router trained on every family under `root` but those left out; it records which it saw."""
+    families = family_runs(root, leave_out=leave_out)
+    transcripts = []
+    for runs in families.values():
+        for path in runs:
+            if path.stat().st_size > 2 * MAX_CHARS:
+                raise IntentError(f"{path} is over {2 * MAX_CHARS:,} characters; leave it out of training")
+            transcripts.append(load_file(path.read_text(encoding="utf-8")))
+    router = train(examples_from_runs(transcripts, every=every), min_precision=min_precision)
+    return LearnedRouter(
+        weights=router.weights,
+        bias=router.bias,
+        threshold=router.threshold,
+        precision=router.precision,
+        recall=router.recall,
+        families=tuple(families),
+    )
 
 
 def train(

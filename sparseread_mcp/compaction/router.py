@@ -1,8 +1,10 @@
 """Routers: how replaceable a past interaction is, given the current state. p in [0, 1].
 
-The default router is transparent and state-conditioned. It favours precision: anything the rest of the
-history still uses (an identifier, a path, a number, an error string) keeps its interaction, unless a
-later interaction repeats the same read.
+The default router is transparent and state-conditioned. It routes on whether the raw text is still
+needed: an observation whose strings the rest of the history reuses (identifiers, paths, numbers, error
+lines) all survive in its extractive summary is replaceable, because the summary carries them; one with a
+reused string the summary would drop keeps its raw text. What a call can re-derive (a file view, a
+search) stays in the summary as the call itself, with any evidence pointers it printed.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Protocol, overload
 from ..deadline import checkpoint
 from .marks import has_error, salient
 from .segments import Unit
+from .summarize import unit_lines
 
 __all__ = ["FEATURE_NAMES", "DefaultRouter", "Features", "History", "Router", "features", "salient"]
 
@@ -100,6 +103,8 @@ class History(Sequence[Unit]):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Features:
     referenced: float  # share of the observation's salient strings used later
+    survives: float  # share of those used strings that its summary keeps (1 when none is used)
+    asked: bool  # the user's words that came with its results name one of its strings
     superseded: bool
     resolved: bool
     rederivable: bool
@@ -110,6 +115,8 @@ class Features:
     def vector(self) -> list[float]:
         return [
             self.referenced,
+            self.survives,
+            float(self.asked),
             float(self.superseded),
             float(self.resolved),
             float(self.rederivable),
@@ -119,7 +126,7 @@ class Features:
         ]
 
 
-FEATURE_NAMES = ("referenced", "superseded", "resolved", "rederivable", "is_error", "size", "age")
+FEATURE_NAMES = ("referenced", "survives", "asked", "superseded", "resolved", "rederivable", "is_error", "size", "age")
 
 
 def features(unit: Unit, state: Sequence[Unit], *, latest_turns: str = "") -> Features:
@@ -129,14 +136,22 @@ def features(unit: Unit, state: Sequence[Unit], *, latest_turns: str = "") -> Fe
     history = history or History(state, latest_turns=latest_turns)
     checkpoint()
     marks = salient(unit.observation)
-    used = 0
+    used: list[str] = []
     for number, mark in enumerate(marks):
         if number % 256 == 0:
             checkpoint()
-        used += history.used_later(unit, mark)
+        if history.used_later(unit, mark):
+            used.append(mark)
+    survives = 1.0
+    if used:
+        summary = "\n".join(unit_lines(unit, marks=marks))
+        survives = sum(mark in summary for mark in used) / len(used)
+    asked = bool(unit.user_text and marks & salient(unit.user_text))
     is_error = has_error(unit.observation[:_ERROR_HEAD])
     return Features(
-        referenced=used / len(marks) if marks else 0.0,
+        referenced=len(used) / len(marks) if marks else 0.0,
+        survives=survives,
+        asked=asked,
         superseded=history.called_again(unit),
         resolved=is_error and history.succeeded_later(unit),
         rederivable=any(t.startswith("sro_") for t in unit.tools) and bool(_POINTER.search(unit.observation)),
@@ -168,10 +183,11 @@ class DefaultRouter:
             pointers = [m.group() for m in itertools.islice(_FULL_POINTER.finditer(unit.observation), 5)]
             if not pointers or not all(self._verify(p) for p in pointers):
                 f = dataclasses.replace(f, rederivable=False)
-        if f.superseded:
-            return 0.9  # the same call was made again later: its newer result stands in for this one
-        if f.referenced > 0:
-            return 0.1 if f.referenced >= 0.05 or not f.resolved else 0.5
-        # Unused by anything later: replaceable once a few interactions have passed it by.
-        p = 0.5 + 0.2 * f.resolved + 0.15 * f.rederivable + 0.05 * f.size + 0.15 * f.age
+        if f.survives < 1.0:
+            return 0.1  # something later reuses a string its summary would drop: the raw text is needed
+        if f.asked:
+            return 0.1  # the user's words next to its results are about it: the answer needs the raw text
+        # Everything reused survives in the summary: replaceable, the more so when a newer result or a
+        # verified pointer stands in for it, when it is large and when it is older.
+        p = 0.65 + 0.1 * f.superseded + 0.1 * f.resolved + 0.1 * f.rederivable + 0.05 * f.size + 0.05 * f.age
         return min(1.0, p)

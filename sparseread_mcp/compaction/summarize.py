@@ -2,6 +2,10 @@
 
 Nothing is paraphrased or inferred: every kept string is copied from the span, so the summary never
 claims what the source did not say. The originals stay in the audit log under the span id.
+
+What a unit's summary keeps is decided by `unit_lines` alone, so the router can ask, before anything is
+replaced, whether every string the rest of the history reuses from an observation survives in its summary.
+Evidence pointers (`path@rev#L12-L18`) are kept verbatim: the model can re-read what was replaced.
 """
 
 from __future__ import annotations
@@ -15,7 +19,17 @@ from ..deadline import checkpoint
 from .marks import error_lines, salient
 from .segments import Unit
 
-_MAX_MARKS = 12
+#: A unit's listed marks may take this share of its observation's characters (at least _MIN_MARK_CHARS):
+#: the summary stays several times shorter than what it replaces, and keeps every mark of most observations.
+_MARK_SHARE = 0.25
+_MIN_MARK_CHARS = 400
+_MAX_MARK_CHARS = 8_000
+_MAX_MARK = 80
+#: Marks looked at per unit: past this many, the rest would not fit the share anyway.
+_MAX_CANDIDATES = 4096
+_MAX_POINTERS = 5
+#: Evidence pointers as sro_ tools print them; anchored where a run of path characters starts (linear).
+_POINTER = re.compile(r"(?<![\w./-])[\w./-]+@(?:sha256:[0-9a-f]{12}|[0-9a-f]{7,40})#L\d+(?:-L\d+)?")
 _MAX_ARGS = 160
 _PARSE_ARGS = 4096
 _MAX_SENTENCE = 240
@@ -33,20 +47,71 @@ class ExtractiveSummarizer:
             f"[compacted span {span_id}: {len(units)} earlier tool interactions; originals in the audit log "
             f"under {span_id}. Quoted strings below are copied from them.]"
         ]
+        seen: set[str] = set()  # marks listed for an earlier unit of the span are not listed again
         for unit in units:
-            checkpoint()
-            call = ", ".join(unit.tools)
-            lines.append(f"- {call}({_short_args(unit.arguments)})")
-            thought = _first_sentence(unit.reasoning)
-            if thought:
-                lines.append(f"  said: {thought}")
-            errors = [line.strip() for line in error_lines(unit.observation)][:2]
-            for error in errors:
-                lines.append(f"  error: {error[:200]}")
-            marks = sorted(salient(unit.observation) - set(errors), key=lambda m: (-len(m), m))[:_MAX_MARKS]
-            if marks:
-                lines.append("  saw: " + "; ".join(m[:80] for m in marks))
+            lines.extend(unit_lines(unit, seen))
         return "\n".join(lines)
+
+
+def unit_lines(unit: Unit, seen: set[str] | None = None, *, marks: set[str] | None = None) -> list[str]:
+    """One interaction, summarized: the call (its arguments re-derive a file view or a search), the first
+    sentence of its reasoning, its first error lines, the evidence pointers it printed, and its salient
+    marks (paths and identifiers first, then numbers, then error lines) up to a share of its size.
+    `marks`: the observation's salient marks, when the caller has them already."""
+    checkpoint()
+    call = ", ".join(unit.tools)
+    lines = [f"- {call}({_short_args(unit.arguments)})"]
+    thought = _first_sentence(unit.reasoning)
+    if thought:
+        lines.append(f"  said: {thought}")
+    errors = [line.strip() for line in error_lines(unit.observation)[:2]]
+    for error in errors:
+        lines.append(f"  error: {error[:200]}")
+    pointers = [m.group() for _, m in zip(range(_MAX_POINTERS), _POINTER.finditer(unit.observation), strict=False)]
+    if pointers:
+        lines.append("  re-read: " + " ".join(pointers))
+    shown = "\n".join(lines)
+    budget = min(_MAX_MARK_CHARS, max(_MIN_MARK_CHARS, int(len(unit.observation) * _MARK_SHARE)))
+    found = salient(unit.observation) if marks is None else marks
+    kept = _kept_marks(found, shown, budget, set() if seen is None else seen)
+    words = [m for m in kept if " " not in m]
+    if words:
+        lines.append("  saw: " + " ".join(words))
+    phrases = [m for m in kept if " " in m]
+    if phrases:
+        lines.append("  lines: " + " | ".join(phrases))
+    return lines
+
+
+def _kept_marks(marks: set[str], shown: str, budget: int, seen: set[str]) -> list[str]:
+    """The marks not already in `shown`, listed for the span (`seen`, updated) nor inside a longer kept
+    mark, within `budget` characters."""
+    candidates = sorted(marks, key=_priority)[:_MAX_CANDIDATES]
+    kept: list[str] = []
+    joined = shown
+    used = 0
+    for number, mark in enumerate(candidates):
+        if number % 256 == 0:
+            checkpoint()
+        mark = mark[:_MAX_MARK]
+        if mark in seen:
+            continue
+        if mark in joined:
+            continue
+        if used + len(mark) + 2 > budget:
+            continue  # a shorter mark may still fit
+        kept.append(mark)
+        seen.add(mark)
+        joined += "\n" + mark
+        used += len(mark) + 2
+    return kept
+
+
+def _priority(mark: str) -> tuple[int, int, str]:
+    # Identifiers and paths are what later calls reuse most; numbers next; whole error lines last. Longer
+    # first within a kind, so that a shorter mark inside a kept one costs nothing.
+    kind = 2 if " " in mark else (1 if mark.replace(".", "").isdigit() else 0)
+    return (kind, -len(mark), mark)
 
 
 def _short_args(arguments: str) -> str:

@@ -15,7 +15,7 @@ from .gitrev import blob_sha
 from .roots import ResolvedPath
 
 if TYPE_CHECKING:
-    from .collection import FileIndex
+    from .fileindex import FileIndex
     from .readers.base import ParsedArtifact
 
 #: Bytes inspected for NUL when deciding whether a file is text.
@@ -161,7 +161,7 @@ def parsed_bytes(parsed: ParsedArtifact) -> int:
 
 def file_index_bytes(index: FileIndex) -> int:
     """Approximate memory of a directory's file index: the indexed head of each file, twice (terms and BM25)."""
-    from .collection import INDEX_HEAD_BYTES
+    from .fileindex import INDEX_HEAD_BYTES
 
     return sum(2 * min(entry.size, INDEX_HEAD_BYTES) + _PASSAGE_BYTES for entry in index.files)
 

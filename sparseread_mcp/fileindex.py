@@ -10,6 +10,7 @@ update keeps every file whose (size, mtime) is unchanged and reads only the othe
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import zipfile
@@ -32,7 +33,7 @@ SYMBOL_BYTES = 262_144
 #: At most this many names per file (a generated file with thousands adds nothing to a ranking).
 MAX_SYMBOLS = 2_000
 #: Bump when the saved arrays change meaning.
-FORMAT = 2
+FORMAT = 3
 _SKIPPED_TYPES = frozenset({"binary", "unreadable"})
 _NO_CONTENT = frozenset({"pdf", "table", "xlsx", "parquet"})
 # One definition per line, keyword then name; linear patterns (no nesting), run on at most SYMBOL_BYTES.
@@ -42,6 +43,11 @@ _DEFINITION = re.compile(
     rb"(?:\([^)\n]{0,80}\)[ \t]*)?([A-Za-z_][A-Za-z0-9_]{0,80})",
     re.MULTILINE,
 )
+# Names written like code (snake_case, camelCase, --options) are kept whole as references, prefixed
+# with REF so they never meet a BM25 query term.
+_CODE_TOKEN = re.compile(rb"--[a-z][a-z0-9-]{1,60}|[A-Za-z_][A-Za-z0-9_]{2,80}")
+REF = "="
+MAX_REFS = 4_000
 _K1, _B = 1.2, 0.75
 
 
@@ -70,6 +76,8 @@ def features_of(directory: ResolvedPath, entry: FileEntry) -> FileFeatures:
     counts: dict[str, int] = {}
     for word in words:
         counts[word] = counts.get(word, 0) + 1
+    for token in references(data):
+        counts[token] = counts.get(token, 0) + 1
     return FileFeatures(
         path=entry.path,
         size=entry.size,
@@ -78,6 +86,31 @@ def features_of(directory: ResolvedPath, entry: FileEntry) -> FileFeatures:
         counts=counts,
         symbols=definitions(data),
     )
+
+
+def references(data: bytes) -> list[str]:
+    """The code-like names and options in `data`, case-folded and prefixed with REF (at most MAX_REFS kinds)."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for match in _CODE_TOKEN.finditer(data):
+        raw = match.group(0).decode("ascii")
+        if not code_like(raw):
+            continue
+        token = REF + raw.casefold()
+        if token not in seen:
+            if len(seen) >= MAX_REFS:
+                continue
+            seen.add(token)
+        out.append(token)
+    return out
+
+
+def code_like(word: str) -> bool:
+    """Written like code: an option, snake_case, a dotted name or camelCase."""
+    if word.startswith("--"):
+        return True
+    camel = any(a.islower() and b.isupper() for a, b in itertools.pairwise(word))
+    return camel or "_" in word.strip("_") or "." in word
 
 
 def definitions(data: bytes) -> tuple[tuple[str, int], ...]:
@@ -114,7 +147,11 @@ class FileIndex:
         self._tfs = np.asarray(tfs, dtype=np.float64)[order]
         self._starts = np.searchsorted(np.asarray(cols, dtype=np.int64)[order], np.arange(len(vocab) + 1))
         lengths = np.zeros(len(features), dtype=np.float64)
-        np.add.at(lengths, np.asarray(rows, dtype=np.int64), np.asarray(tfs, dtype=np.float64))
+        plain = [not word.startswith(REF) for word in vocab]
+        counted = (
+            np.asarray(tfs, dtype=np.float64) * np.asarray(plain, dtype=np.float64)[np.asarray(cols, dtype=np.int64)]
+        )
+        np.add.at(lengths, np.asarray(rows, dtype=np.int64), counted)
         mean = float(lengths.mean()) if len(features) and lengths.mean() > 0 else 1.0
         self._norm = _K1 * (1 - _B + _B * lengths / mean)
         self.defines: dict[str, list[tuple[int, int]]] = {}
@@ -148,13 +185,25 @@ class FileIndex:
         count = len(self.files)
         for word in dict.fromkeys(query_terms):
             term = self.vocab.get(word)
-            if term is None:
+            if term is None or word.startswith(REF):
                 continue
             first, last = int(self._starts[term]), int(self._starts[term + 1])
             docs, tfs = self._docs[first:last], self._tfs[first:last]
             idf = np.log(1 + (count - len(docs) + 0.5) / (len(docs) + 0.5))
             scores[docs] += idf * tfs * (_K1 + 1) / (tfs + self._norm[docs])
         return scores
+
+    def document_frequency(self, word: str) -> int:
+        term = self.vocab.get(word)
+        return 0 if term is None else int(self._starts[term + 1] - self._starts[term])
+
+    def references(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """(files, counts) of the files that use `name` (a code-like name or option), any case."""
+        term = self.vocab.get(REF + name.casefold())
+        if term is None:
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        first, last = int(self._starts[term]), int(self._starts[term + 1])
+        return self._docs[first:last], self._tfs[first:last]
 
     def rank(self, query_terms: list[str]) -> list[tuple[FileEntry, float]]:
         """Files by BM25, scores scaled so the best is 1; files without a query term are left out."""

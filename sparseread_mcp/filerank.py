@@ -10,7 +10,6 @@ the others. Tests and non-source files rank below sources that match as well. Ev
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 from dataclasses import dataclass, field
@@ -18,7 +17,7 @@ from pathlib import PurePosixPath
 
 import numpy as np
 
-from .fileindex import FileIndex
+from .fileindex import FileIndex, code_like
 from .locate.terms import terms
 
 #: Goal characters looked at (a pasted log beyond this adds noise, not names).
@@ -26,7 +25,7 @@ MAX_GOAL_CHARS = 20_000
 MAX_IDENTIFIERS = 64
 _PATH = re.compile(r"[\w.-]{0,100}(?:/[\w.-]{1,100}){0,20}\.[A-Za-z]{1,6}\b")
 _TRACEBACK = re.compile(r'File "([^"\n]{1,400})", line (\d{1,9})')
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{1,80}(?:\.[A-Za-z_][A-Za-z0-9_]{0,80}){0,8}")
+_WORD = re.compile(r"--[a-z][a-z0-9-]{1,60}|[A-Za-z_][A-Za-z0-9_]{1,80}(?:\.[A-Za-z_][A-Za-z0-9_]{0,80}){0,8}")
 _QUOTED = re.compile(r"[`'\"]([A-Za-z_][\w.]{1,120})(?:\(\))?[`'\"]")
 _SOURCE_SUFFIXES = frozenset({".py", ".js", ".ts", ".tsx", ".jsx", ".go", ".rs", ".java", ".c", ".h", ".cpp", ".rb"})
 _TEST_PARTS = frozenset({"test", "tests", "testing", "spec", "specs", "__tests__"})
@@ -36,8 +35,10 @@ MODULE_WEIGHT = 4.0
 CODE_NAME = 1.5
 PLAIN_NAME = 0.6
 BM25_WEIGHT = 3.0
-TEST_FACTOR = 0.5
-NON_SOURCE_FACTOR = 0.6
+REF_WEIGHT = 1.0
+TITLE_FACTOR = 1.5
+TEST_FACTOR = 0.35
+NON_SOURCE_FACTOR = 0.35
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -47,6 +48,7 @@ class Cues:
     paths: tuple[str, ...] = ()
     lines: dict[str, int] = field(default_factory=dict)  # path -> a traceback's line
     names: dict[str, bool] = field(default_factory=dict)
+    title: frozenset[str] = frozenset()  # names on the goal's first line (an issue's title)
 
     def top(self, count: int) -> list[str]:
         """The `count` strongest identifiers: code-like ones first, then the rest, each in goal order."""
@@ -68,21 +70,20 @@ def goal_cues(goal: str, needles: list[str] | None = None) -> Cues:
     for match in _WORD.finditer(text + "\n" + "\n".join(quoted)):
         word = match.group(0).strip(".")
         after = text[match.end() : match.end() + 1]
-        code = word in quoted or after == "(" or _code_like(word)
-        for part in [word, *word.split(".")] if "." in word else [word]:
+        code = word in quoted or after == "(" or code_like(word)
+        parts = word.split(".")
+        # In a.b.c only the last part is what the code calls: a and b are packages or objects.
+        found = [(word, code)] + ([(p, False) for p in parts[:-1]] + [(parts[-1], code)] if len(parts) > 1 else [])
+        for part, flag in found:
             if len(part) < 3 or part.isdigit():
                 continue
-            names[part] = names.get(part, False) or code
+            names[part] = names.get(part, False) or flag
         if len(names) >= MAX_IDENTIFIERS * 4:
             break
     modules = [n.replace(".", "/") + ".py" for n in names if "." in n]  # a.b.c names a/b/c.py
-    return Cues(paths=tuple([*lines, *paths, *modules][:MAX_IDENTIFIERS]), lines=lines, names=names)
-
-
-def _code_like(word: str) -> bool:
-    return (
-        "_" in word.strip("_") or "." in word or any(a.islower() and b.isupper() for a, b in itertools.pairwise(word))
-    )
+    first = text.strip().split("\n", 1)[0]
+    title = frozenset(n for n in names if n in first)
+    return Cues(paths=tuple([*lines, *paths, *modules][:MAX_IDENTIFIERS]), lines=lines, names=names, title=title)
 
 
 def is_source(path: str) -> bool:
@@ -127,21 +128,34 @@ def rank_files(index: FileIndex, cues: Cues, query_terms: list[str] | tuple[str,
             scores[number] += PATH_WEIGHT
             reasons[number].append(f"path {cue!r}")
     stems = _stems(paths)
-    for name, code in cues.names.items():
-        weight = CODE_NAME if code else PLAIN_NAME
-        for number in stems.get(name.casefold(), ()):
-            idf = math.log(1 + count / len(stems[name.casefold()]))
-            scores[number] += MODULE_WEIGHT * weight * idf / math.log(1 + count)
+    scale = math.log(1 + count)
+    seen: set[str] = set()
+    for name, code in list(cues.names.items())[:MAX_IDENTIFIERS]:
+        # A plain word is worth what it is rare in this tree's text ("code" in a code base is not).
+        rarity = 1.0 if code else _rarity(index, name, scale)
+        weight = (CODE_NAME if code else PLAIN_NAME) * rarity * (TITLE_FACTOR if name in cues.title else 1.0)
+        modules = stems.get(name.casefold(), []) if name.casefold() not in seen else []
+        seen.add(name.casefold())
+        for number in modules:
+            scores[number] += MODULE_WEIGHT * weight * math.log(1 + count / len(modules)) / scale
             reasons[number].append(f"module {name}")
         defined = _definitions(index, name, exact=code)
-        if not defined:
-            continue
         files = {number for number, _ in defined}
-        idf = math.log(1 + count / len(files)) / math.log(1 + count)
         for number, line in defined:
             if all(n != name for n, _ in matched[number]):
-                scores[number] += 2 * weight * idf
+                scores[number] += 2 * weight * math.log(1 + count / len(files)) / scale
                 matched[number].append((name, line))
+        if code:
+            users, uses = index.references(name)
+            if len(users):
+                scores[users] += (
+                    REF_WEIGHT
+                    * weight
+                    * math.log(1 + count / len(users))
+                    / scale
+                    * (1 + np.log(uses))
+                    / (1 + np.log(uses)).max()
+                )
     for number, path in enumerate(paths):
         if is_test(path):
             scores[number] *= TEST_FACTOR
@@ -159,6 +173,13 @@ def _ranked(
     why = "; ".join([*dict.fromkeys(reasons), *([f"defines {defines}"] if defines else [])]) or "terms of the goal"
     line = next((n for cue, n in cues.lines.items() if _named(path, cue)), None)
     return RankedFile(number=number, path=path, score=round(score, 3), why=why, symbols=tuple(matched), line=line)
+
+
+def _rarity(index: FileIndex, name: str, scale: float) -> float:
+    parts = terms(name)
+    if not parts:
+        return 0.0
+    return min(math.log(1 + len(index.files) / max(1, index.document_frequency(p))) for p in parts) / scale
 
 
 def _definitions(index: FileIndex, name: str, *, exact: bool) -> list[tuple[int, int]]:
@@ -189,14 +210,19 @@ def _files_named(paths: list[str], cue: str) -> list[int]:
 
 
 def _named(path: str, cue: str) -> bool:
-    """True when `cue` (a path from the goal, maybe absolute or from another checkout) ends with `path`,
-    or `path` ends with it at a folder boundary."""
-    cue = cue.lstrip("./")
-    if not cue:
+    """True when `cue` (a path from the goal, maybe absolute or from another checkout) and `path` end
+    alike: the whole of the shorter one, or at least their last two components."""
+    ours, theirs = path.split("/"), cue.strip("/").split("/")
+    if theirs and theirs[0] in (".", ".."):
+        theirs = [t for t in theirs if t not in (".", "..")]
+    if not theirs or not theirs[-1]:
         return False
-    if path == cue or path.endswith("/" + cue):
-        return True
-    return "/" in path and cue.endswith("/" + path)
+    shared = 0
+    for a, b in zip(reversed(ours), reversed(theirs), strict=False):
+        if a != b:
+            break
+        shared += 1
+    return shared == min(len(ours), len(theirs)) or shared >= 2
 
 
 def query_terms_of(goal: str) -> list[str]:

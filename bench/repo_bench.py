@@ -29,6 +29,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -159,10 +160,10 @@ def evaluate(data: Path, limit: int | None) -> dict[str, dict[str, list[dict[str
             materialize(swebench, q["instance_id"], root)
         names = goal_cues(q["question"][:GOAL_CHARS]).top(5)
         runs: dict[str, Callable[[], dict[str, Any]]] = {
-            "ranked": lambda: run_ranked(root, q, action="focus"),
-            "previous": lambda: run_ranked(root, q, action="collect"),
-            "grep+windows": lambda: run_grep(root, q, names),
-            "name+whole": lambda: run_whole(root, q, names),
+            "ranked": partial(run_ranked, root, q, action="focus"),
+            "previous": partial(run_ranked, root, q, action="collect"),
+            "grep+windows": partial(run_grep, root, q, names),
+            "name+whole": partial(run_whole, root, q, names),
         }
         repo = q["repo"].split("/")[1]
         for method, call in runs.items():
@@ -202,7 +203,8 @@ def table(results: dict[str, dict[str, list[dict[str, Any]]]]) -> list[str]:
 
 
 def _row(label: str, method: str, n: int, f: tuple[float, ...]) -> str:
-    return f"| {label} | {method} | {n} | {f[0]:.0f}% | {f[1]:.0f}% | {f[2]:.0f}% | {f[3]:,.0f} | {f[4]:,.0f} | {f[5]:.0f}% |"
+    shares = " | ".join(f"{v:.0f}%" for v in f[:3])
+    return f"| {label} | {method} | {n} | {shares} | {f[3]:,.0f} | {f[4]:,.0f} | {f[5]:.0f}% |"
 
 
 def latency(data: Path, files: int, repeat: int) -> list[str]:

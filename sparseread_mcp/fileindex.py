@@ -254,7 +254,7 @@ class FileIndex:
 def load_features(path: Path) -> dict[str, FileFeatures]:
     """The features saved at `path` by path; empty when missing, of another format, or malformed."""
     try:
-        with np.load(path, allow_pickle=False) as stored:
+        with path.open("rb") as handle, np.load(handle, allow_pickle=False) as stored:
             header = json.loads(bytes(stored["header"]).decode())
             if header.get("format") != FORMAT:
                 return {}

@@ -35,8 +35,9 @@ MODULE_WEIGHT = 4.0
 CODE_NAME = 1.5
 PLAIN_NAME = 0.6
 BM25_WEIGHT = 3.0
-REF_WEIGHT = 1.0
+REF_WEIGHT = 3.0
 TITLE_FACTOR = 1.5
+MAX_USERS_SHOWN = 20
 TEST_FACTOR = 0.35
 NON_SOURCE_FACTOR = 0.35
 
@@ -126,13 +127,13 @@ def rank_files(index: FileIndex, cues: Cues, query_terms: list[str] | tuple[str,
     for cue in cues.paths:
         for number in _files_named(paths, cue):
             scores[number] += PATH_WEIGHT
-            reasons[number].append(f"path {cue!r}")
+            reasons[number].append(f"path {cue[-60:]!r}")
     stems = _stems(paths)
     scale = math.log(1 + count)
     seen: set[str] = set()
     for name, code in list(cues.names.items())[:MAX_IDENTIFIERS]:
         # A plain word is worth what it is rare in this tree's text ("code" in a code base is not).
-        rarity = 1.0 if code else _rarity(index, name, scale)
+        rarity = _rarity(index, name, scale, code=code)
         weight = (CODE_NAME if code else PLAIN_NAME) * rarity * (TITLE_FACTOR if name in cues.title else 1.0)
         modules = stems.get(name.casefold(), []) if name.casefold() not in seen else []
         seen.add(name.casefold())
@@ -148,14 +149,11 @@ def rank_files(index: FileIndex, cues: Cues, query_terms: list[str] | tuple[str,
         if code:
             users, uses = index.references(name)
             if len(users):
-                scores[users] += (
-                    REF_WEIGHT
-                    * weight
-                    * math.log(1 + count / len(users))
-                    / scale
-                    * (1 + np.log(uses))
-                    / (1 + np.log(uses)).max()
-                )
+                strength = (1 + np.log(uses)) / (1 + np.log(uses)).max()
+                scores[users] += REF_WEIGHT * weight * math.log(1 + count / len(users)) / scale * strength
+                if len(users) <= MAX_USERS_SHOWN:
+                    for number in users.tolist():
+                        reasons[number].append(f"uses {name}")
     for number, path in enumerate(paths):
         if is_test(path):
             scores[number] *= TEST_FACTOR
@@ -175,7 +173,12 @@ def _ranked(
     return RankedFile(number=number, path=path, score=round(score, 3), why=why, symbols=tuple(matched), line=line)
 
 
-def _rarity(index: FileIndex, name: str, scale: float) -> float:
+def _rarity(index: FileIndex, name: str, scale: float, *, code: bool) -> float:
+    """How rare `name` is in this tree's files, 0..1: a code name by its uses, a word by its text."""
+    if code:
+        users = len(index.references(name)[0])
+        if users:
+            return math.log(1 + len(index.files) / users) / scale
     parts = terms(name)
     if not parts:
         return 0.0

@@ -27,7 +27,7 @@ from .locate.terms import terms
 from .progress import report
 from .roots import ResolvedPath
 
-INDEX_HEAD_BYTES = 16_384
+INDEX_HEAD_BYTES = 65_536
 #: Definitions are looked for in this much of each file (a 34 KB median source file fits whole).
 SYMBOL_BYTES = 262_144
 #: At most this many names per file (a generated file with thousands adds nothing to a ranking).
@@ -192,6 +192,12 @@ class FileIndex:
             idf = np.log(1 + (count - len(docs) + 0.5) / (len(docs) + 0.5))
             scores[docs] += idf * tfs * (_K1 + 1) / (tfs + self._norm[docs])
         return scores
+
+    @property
+    def approx_bytes(self) -> int:
+        """Memory held, roughly: about 130 bytes per (file, term) entry in dicts and arrays, plus names."""
+        entries = int(self._docs.size)
+        return 130 * entries + 100 * len(self.vocab) + 120 * sum(len(f.symbols) for f in self.features)
 
     def document_frequency(self, word: str) -> int:
         term = self.vocab.get(word)

@@ -9,8 +9,10 @@ otherwise plant one), and are arrays and JSON, never pickles.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
+import os
 import threading
 from pathlib import Path
 
@@ -21,6 +23,9 @@ from .fileindex import FileFeatures, FileIndex, load_features
 from .roots import ResolvedPath, Roots
 
 logger = logging.getLogger(__name__)
+
+#: Stored directory indexes kept at most; past it the least recently used are removed.
+MAX_STORED = 64
 
 
 class RepoIndexStore:
@@ -53,8 +58,12 @@ class RepoIndexStore:
         with self._lock:
             found = self._loaded.get(key)
             if found is None:
-                found = load_features(self.path_for(directory))
+                path = self.path_for(directory)
+                found = load_features(path)
                 self.loads += 1
+                if found:
+                    with contextlib.suppress(OSError):
+                        os.utime(path)  # recently used: pruned last
                 self._loaded.put(key, found)
             return found
 
@@ -74,8 +83,18 @@ class RepoIndexStore:
             try:
                 built.save(self.path_for(directory))
                 self.saves += 1
+                self.prune()
             except OSError as exc:  # a read-only cache folder costs the warm start, nothing else
                 logger.warning("cannot keep the index of %s: %s", directory.relative, exc)
             with self._lock:
                 self._loaded.put(str(directory.absolute), fresh)
         return built
+
+    def prune(self) -> None:
+        """Keep the MAX_STORED most recently used stored indexes, remove the rest."""
+        stored = []
+        for path in self.folder.glob("*.npz"):
+            with contextlib.suppress(OSError):  # another process may prune the same folder
+                stored.append((path.stat().st_mtime, path))
+        for _, path in sorted(stored, reverse=True)[MAX_STORED:]:
+            path.unlink(missing_ok=True)

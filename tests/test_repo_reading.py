@@ -118,6 +118,21 @@ def test_a_damaged_stored_index_is_rebuilt_not_trusted(repo: Path, tmp_path: Pat
     assert pack.result is not None and pack.result.rows and pack.result.rows[0][0] == "src/pkg/printer.py"
 
 
+def test_stored_indexes_past_the_limit_are_pruned_oldest_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sparseread_mcp import repoindex
+
+    monkeypatch.setattr(repoindex, "MAX_STORED", 2)
+    cache = tmp_path / "cache"
+    for n in range(4):
+        folder = tmp_path / f"r{n}"
+        folder.mkdir()
+        (folder / "a.py").write_text(f"def f{n}():\n    return {n}\n")
+        _engine(folder, cache).read("s", ReadRequest(target=".", intent=Intent(goal=f"f{n}")))
+        for stored in (cache / "repoindex").glob("*.npz"):  # older ones look older, whatever the clock
+            os.utime(stored, (os.stat(stored).st_mtime - 10,) * 2)
+    assert len(list((cache / "repoindex").glob("*.npz"))) == 2
+
+
 def test_no_index_is_kept_when_the_cache_directory_is_inside_a_root(repo: Path) -> None:
     engine = _engine(repo, repo / ".cache-inside")
     assert engine.repo_indexes is None

@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     data = ["--data", str(args.data)]
     report = ["# sparseread-mcp benchmark report", ""]
 
-    from bench import agent_bench, compaction_bench, evidence_bench, readers_bench, scale_bench
+    from bench import agent_bench, compaction_bench, evidence_bench, readers_bench, repo_bench, scale_bench
 
     def legacy(module: Any, extra: list[str]) -> Callable[[], Any]:
         """The older benches read sys.argv."""
@@ -95,6 +95,12 @@ def main(argv: list[str] | None = None) -> int:
     numbers["scale"] = run_part("Latency and memory by size", lambda: scale_bench.main([*data]), report, failures)
     run_part("Readers: tables, code, PDFs", legacy(readers_bench, data), report, failures)
     run_part("History compaction", legacy(compaction_bench, data), report, failures)
+    numbers["repo"] = run_part(
+        "Repository reading: ranked files vs grep, whole file, previous focus",
+        lambda: repo_bench.main([*data, "--repeat", "1" if args.quick else "3"]),
+        report,
+        failures,
+    )
     if failures:
         report += ["", f"FAILED parts: {', '.join(failures)}"]
     (args.out / "report.md").write_text("\n".join(report) + "\n")

@@ -15,7 +15,7 @@ from .gitrev import blob_sha
 from .roots import ResolvedPath
 
 if TYPE_CHECKING:
-    from .collection import FileIndex
+    from .fileindex import FileIndex
     from .readers.base import ParsedArtifact
 
 #: Bytes inspected for NUL when deciding whether a file is text.
@@ -160,10 +160,8 @@ def parsed_bytes(parsed: ParsedArtifact) -> int:
 
 
 def file_index_bytes(index: FileIndex) -> int:
-    """Approximate memory of a directory's file index: the indexed head of each file, twice (terms and BM25)."""
-    from .collection import INDEX_HEAD_BYTES
-
-    return sum(2 * min(entry.size, INDEX_HEAD_BYTES) + _PASSAGE_BYTES for entry in index.files)
+    """Approximate memory of a directory's file index (its term entries, names and per-file records)."""
+    return index.approx_bytes + _PASSAGE_BYTES * len(index.files)
 
 
 K = TypeVar("K")

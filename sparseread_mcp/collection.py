@@ -1,28 +1,21 @@
-"""Directories: an inventory that respects .gitignore, and a file index built once per fingerprint.
+"""Directories: an inventory that respects .gitignore (the file index is in fileindex.py).
 
 The inventory collapses VCS and vendored folders, lists each file's type, size and token estimate
-within a depth and an entry budget, and never follows a symlink out of the roots. The index ranks
-files by path and content (BM25 over the path, weighted, and the head of the content); it is cached
-per directory fingerprint, so repeated calls on an unchanged tree reuse it.
+within a depth and an entry budget, and never follows a symlink out of the roots.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from stat import S_ISDIR, S_ISLNK, S_ISREG
-
-import numpy as np
 
 from . import safeopen
 from .artifacts import looks_binary
 from .deadline import checkpoint
 from .errors import OutsideRoots, UnsupportedArtifact
-from .locate.bm25 import Bm25Corpus
-from .locate.terms import terms
-from .progress import report
 from .readers.registry import ReaderRegistry
 from .roots import ResolvedPath
 
@@ -57,7 +50,6 @@ COLLAPSED = frozenset(
 MAX_FILES = 20_000
 #: Folders below this depth are not walked.
 MAX_DEPTH = 64
-INDEX_HEAD_BYTES = 16_384
 MAX_CONTENT_BYTES = 2_000_000
 _BINARY_SNIFF = 2048
 
@@ -82,7 +74,6 @@ class Inventory:
     skipped: int  # files left out: ignored, binary, unreadable, or past MAX_FILES (folders past MAX_DEPTH)
     fingerprint: str
     truncated: bool = False
-    index: FileIndex | None = field(default=None)
 
     @property
     def total_bytes(self) -> int:
@@ -237,34 +228,6 @@ def _file_type(location: ResolvedPath, dirfd: int, name: str, rel: str, registry
         suffix = path.suffix.lower().lstrip(".")
         return {"yml": "yaml", "ndjson": "jsonl", "xlsm": "xlsx", "tab": "tsv", "geojson": "json"}.get(suffix, suffix)
     return reader.name
-
-
-class FileIndex:
-    """BM25 over files: the path counts three times, then the head of the content."""
-
-    def __init__(self, directory: ResolvedPath, files: list[FileEntry]) -> None:
-        self.files = [f for f in files if f.type not in ("binary", "unreadable")]
-        corpus = []
-        for number, entry in enumerate(self.files):
-            report(number, len(self.files), f"indexing {entry.path}")
-            head = ""
-            if entry.type not in ("pdf", "table") and entry.size <= MAX_CONTENT_BYTES:
-                try:
-                    child = directory.child(entry.path)
-                    data = safeopen.head_beneath(child.root, child.relative, INDEX_HEAD_BYTES, label=child.relative)
-                    head = data.decode("utf-8", "replace")
-                except (OSError, OutsideRoots, UnsupportedArtifact):
-                    head = ""
-            corpus.append(3 * terms(entry.path.replace("/", " ")) + terms(head))
-        self.corpus = Bm25Corpus(corpus)
-
-    def rank(self, query_terms: list[str]) -> list[tuple[FileEntry, float]]:
-        scores = self.corpus.scores(query_terms)
-        if not scores.size:
-            return []
-        order = np.argsort(-scores, kind="stable")
-        top = float(scores[order[0]]) or 1.0
-        return [(self.files[i], float(scores[i]) / top) for i in order if scores[i] > 0]
 
 
 def inventory_lines(inventory: Inventory, *, depth: int, entries: int) -> list[tuple[str, str, int]]:

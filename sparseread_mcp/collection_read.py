@@ -8,15 +8,16 @@ scans every text file and returns matching lines with context, the total count, 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .anchors import format_lines
 from .artifacts import content_rev
+from .code_answer import CODE_SHARE, ranked_code
 from .collection import Inventory, inventory_lines
 from .deadline import checkpoint
 from .errors import BudgetTooSmall, IntentError, OutsideRoots, SparsereadError, UnsupportedArtifact
-from .evidence import item_for, passage_candidate
+from .evidence import Hit, item_for, passage_candidate
+from .filerank import is_source
 from .gate.ledger import Ledger
 from .locate.patterns import literal_needle
 from .models import (
@@ -42,19 +43,12 @@ from .tokens import stamp_tokens
 
 if TYPE_CHECKING:
     from .engine import ReadEngine
+    from .fileindex import FileIndex
 
 TOP_FILES = 6
 PASSAGES_PER_FILE = 3
 SEARCH_CONTEXT_LINES = 1
 SEARCH_SKIP_TYPES = frozenset({"binary", "unreadable", "pdf", "xlsx", "parquet"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Hit:
-    item: EvidenceItem
-    start: int
-    end: int
-    path: str
 
 
 def preview_directory(engine: ReadEngine, inventory: Inventory, budget: int) -> Preview:
@@ -120,6 +114,8 @@ def read_directory(
             )
         if intent.needles and not intent.goal and not intent.slots:
             hits, result = _search(engine, inventory, intent)
+        elif action != "collect" and not intent.slots and _is_code(engine.file_index(inventory)):
+            hits, result = ranked_code(engine, inventory, intent)
         else:
             hits = _ranked(engine, inventory, intent, collect=action == "collect")
         episode.pending = list(hits)
@@ -142,6 +138,11 @@ def _episode(session: Session, inventory: Inventory, objective: str) -> Episode:
         )
         session.add_episode(episode)
     return episode
+
+
+def _is_code(index: FileIndex) -> bool:
+    """A code directory: at least CODE_SHARE of its indexed files are source files."""
+    return bool(index.files) and sum(is_source(f.path) for f in index.files) >= CODE_SHARE * len(index.files)
 
 
 def _ranked(engine: ReadEngine, inventory: Inventory, intent: Intent, *, collect: bool) -> list[Hit]:

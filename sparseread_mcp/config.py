@@ -60,6 +60,9 @@ class Settings:
     cache_dir: Path = field(
         default_factory=lambda: Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "sparseread-mcp"
     )
+    #: Keep each directory's file index under `cache_dir/repoindex` (never inside a root), so a new
+    #: session on an unchanged repository starts warm and a changed one re-reads only its changed files.
+    repo_index: bool = True
     host: str = "127.0.0.1"
     port: int = 8765
     #: When set, every HTTP request must carry `Authorization: Bearer <token>`.
@@ -149,6 +152,8 @@ class Settings:
             values["allow_unauthenticated"] = _bool_setting(
                 "SPARSEREAD_ALLOW_UNAUTHENTICATED", env["SPARSEREAD_ALLOW_UNAUTHENTICATED"]
             )
+        if "SPARSEREAD_REPO_INDEX" in env:
+            values["repo_index"] = _bool_setting("SPARSEREAD_REPO_INDEX", env["SPARSEREAD_REPO_INDEX"])
         if "SPARSEREAD_CACHE_DIR" in env:
             values["cache_dir"] = Path(env["SPARSEREAD_CACHE_DIR"])
         if env.get("SPARSEREAD_TOKEN"):

@@ -11,7 +11,7 @@ from typing import Literal
 from . import progress
 from .anchors import Target, parse_target
 from .artifacts import Artifact, LruCache, file_index_bytes, fingerprint_of, load_artifact, parsed_bytes
-from .collection import FileIndex, Inventory, build_inventory
+from .collection import Inventory, build_inventory
 from .collection_read import preview_directory, read_directory
 from .config import HARD_RESPONSE_CAP_TOKENS, MIN_BUDGET_TOKENS, Settings
 from .errors import (
@@ -24,6 +24,7 @@ from .errors import (
 )
 from .evidence import Candidate, pointer_for
 from .exact import compact_pack, projection_pack, query_pack
+from .fileindex import FileIndex
 from .gate.delivery import CoverageFn, Delivery, Extras, deliver_full, deliver_sparse
 from .gate.ledger import Ledger
 from .gate.route import choose_route
@@ -42,8 +43,9 @@ from .protocol.pointers import anchored_span, gone_pack, verify_pointer
 from .protocol.session import Episode, Session, SessionStore
 from .readers.base import Action, ParsedArtifact, Reader
 from .readers.registry import ReaderRegistry, default_registry
+from .repoindex import RepoIndexStore
 from .revisions import Revisions
-from .roots import Roots
+from .roots import ResolvedPath, Roots
 from .savings import build_trace, card_call, preview_call, read_call
 from .selection import Selection as ConfigurationSelection
 from .selector import FULL_VIEW
@@ -88,6 +90,7 @@ class ReadEngine:
             8, max_bytes=cache_bytes // 4, weigh=file_index_bytes
         )  # directory fingerprint -> file index
         self._file_types: dict[tuple[str, int, int], str] = {}  # (path, size, mtime) -> inventory type
+        self.repo_indexes = RepoIndexStore.for_settings(settings, self.roots)  # None: not kept on disk
 
     # -- artifacts ---------------------------------------------------------------------------
     def open(self, path: str) -> ParsedArtifact:
@@ -134,6 +137,8 @@ class ReadEngine:
         location = self.roots.resolve(relative)
         if len(self._file_types) > 200_000:
             self._file_types.clear()  # a bound, not a policy: the next walk refills what it needs
+        if self.repo_indexes is not None:  # a new session on a known tree: types from the stored index
+            self.repo_indexes.fill_types(location, self._file_types)
         return build_inventory(
             location,
             location.relative if location.relative != "." else "",
@@ -148,7 +153,12 @@ class ReadEngine:
         with progress.preparing(
             f"the index of {inventory.root_path or '.'}/ ({len(inventory.files)} files)", large=large
         ):
-            return self._indexes.get_or_build(inventory.fingerprint, lambda: FileIndex(base, inventory.files))
+            return self._indexes.get_or_build(inventory.fingerprint, lambda: self._build_index(base, inventory))
+
+    def _build_index(self, base: ResolvedPath, inventory: Inventory) -> FileIndex:
+        if self.repo_indexes is None:
+            return FileIndex.build(base, inventory.files)
+        return self.repo_indexes.index(base, inventory.files)
 
     # -- tools -------------------------------------------------------------------------------
     def preview(

@@ -60,3 +60,13 @@ def _source_lines(parsed: ParsedArtifact, candidate: Candidate) -> tuple[int, in
     last = parsed.lines.line_of(max(candidate.start, candidate.end - 1))
     mapped = parsed.source_lines[first - 1 : last]
     return (min(mapped), max(mapped)) if mapped else None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Hit:
+    """An item found in one file of a directory, with its span and the file's path."""
+
+    item: EvidenceItem
+    start: int
+    end: int
+    path: str

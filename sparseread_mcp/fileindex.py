@@ -1,0 +1,287 @@
+"""A directory's file index: each file's terms and defined symbols, stored as arrays that persist.
+
+Per file the index keeps the terms of its path (three times) and of its head, and the names it
+defines (`def`, `class`, `function`, `fn`, `func`, `struct` ... found by a line pattern, with their
+lines). Files are scored by BM25 over those terms; `defines` maps a name to the files and lines that
+define it. Everything is plain arrays and strings, so `save`/`load` write an `.npz` without pickles
+(loaded with allow_pickle=False: a planted file can make a wrong ranking, never run code), and an
+update keeps every file whose (size, mtime) is unchanged and reads only the others.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from . import safeopen
+from .collection import MAX_CONTENT_BYTES, FileEntry
+from .deadline import checkpoint
+from .errors import OutsideRoots, UnsupportedArtifact
+from .locate.terms import terms
+from .progress import report
+from .roots import ResolvedPath
+
+INDEX_HEAD_BYTES = 65_536
+#: Definitions are looked for in this much of each file (a 34 KB median source file fits whole).
+SYMBOL_BYTES = 262_144
+#: At most this many names per file (a generated file with thousands adds nothing to a ranking).
+MAX_SYMBOLS = 2_000
+#: Bump when the saved arrays change meaning.
+FORMAT = 3
+_SKIPPED_TYPES = frozenset({"binary", "unreadable"})
+_NO_CONTENT = frozenset({"pdf", "table", "xlsx", "parquet"})
+# One definition per line, keyword then name; linear patterns (no nesting), run on at most SYMBOL_BYTES.
+_DEFINITION = re.compile(
+    rb"^[ \t]*(?:(?:export|public|private|protected|static|async|pub(?:\([a-z]+\))?|abstract|final|default)[ \t]+)*"
+    rb"(?:def|class|function|fn|func|struct|enum|trait|interface|type|module|impl)[ \t]+"
+    rb"(?:\([^)\n]{0,80}\)[ \t]*)?([A-Za-z_][A-Za-z0-9_]{0,80})",
+    re.MULTILINE,
+)
+# Names written like code (snake_case, camelCase, --options) are kept whole as references, prefixed
+# with REF so they never meet a BM25 query term.
+_CODE_TOKEN = re.compile(rb"--[a-z][a-z0-9-]{1,60}|[A-Za-z_][A-Za-z0-9_]{2,80}")
+REF = "="
+MAX_REFS = 4_000
+_K1, _B = 1.2, 0.75
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FileFeatures:
+    """What the index knows of one file version."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    type: str
+    counts: dict[str, int]
+    symbols: tuple[tuple[str, int], ...]
+
+
+def features_of(directory: ResolvedPath, entry: FileEntry) -> FileFeatures:
+    """Read one listed file beneath the root (once, bounded) and extract its terms and definitions."""
+    data = b""
+    if entry.type not in _NO_CONTENT and entry.size <= MAX_CONTENT_BYTES:
+        try:
+            child = directory.child(entry.path)
+            data = safeopen.head_beneath(child.root, child.relative, SYMBOL_BYTES, label=child.relative)
+        except (OSError, OutsideRoots, UnsupportedArtifact):
+            data = b""
+    words = 3 * terms(entry.path.replace("/", " ")) + terms(data[:INDEX_HEAD_BYTES].decode("utf-8", "replace"))
+    counts: dict[str, int] = {}
+    for word in words:
+        counts[word] = counts.get(word, 0) + 1
+    for token in references(data):
+        counts[token] = counts.get(token, 0) + 1
+    return FileFeatures(
+        path=entry.path,
+        size=entry.size,
+        mtime_ns=entry.mtime_ns,
+        type=entry.type,
+        counts=counts,
+        symbols=definitions(data),
+    )
+
+
+def references(data: bytes) -> list[str]:
+    """The code-like names and options in `data`, case-folded and prefixed with REF (at most MAX_REFS kinds)."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for match in _CODE_TOKEN.finditer(data):
+        raw = match.group(0).decode("ascii")
+        if not code_like(raw):
+            continue
+        token = REF + raw.casefold()
+        if token not in seen:
+            if len(seen) >= MAX_REFS:
+                continue
+            seen.add(token)
+        out.append(token)
+    return out
+
+
+def code_like(word: str) -> bool:
+    """Written like code: an option, snake_case, a dotted name or camelCase."""
+    if word.startswith("--"):
+        return True
+    camel = any(a.islower() and b.isupper() for a, b in itertools.pairwise(word))
+    return camel or "_" in word.strip("_") or "." in word
+
+
+def definitions(data: bytes) -> tuple[tuple[str, int], ...]:
+    """(name, 1-based line) of each definition line in `data`."""
+    found: list[tuple[str, int]] = []
+    line, position = 1, 0
+    for match in _DEFINITION.finditer(data):
+        line += data.count(b"\n", position, match.start())
+        position = match.start()
+        found.append((match.group(1).decode("ascii"), line))
+        if len(found) >= MAX_SYMBOLS:
+            break
+    return tuple(found)
+
+
+class FileIndex:
+    """BM25 over files (path terms three times, then the head) and the names each file defines."""
+
+    def __init__(self, files: list[FileEntry], features: list[FileFeatures]) -> None:
+        self.files = files
+        self.features = features
+        vocab: dict[str, int] = {}
+        rows: list[int] = []
+        cols: list[int] = []
+        tfs: list[int] = []
+        for number, feature in enumerate(features):
+            for word, count in feature.counts.items():
+                rows.append(number)
+                cols.append(vocab.setdefault(word, len(vocab)))
+                tfs.append(count)
+        self.vocab = vocab
+        order = np.argsort(np.asarray(cols, dtype=np.int64), kind="stable")
+        self._docs = np.asarray(rows, dtype=np.int64)[order]
+        self._tfs = np.asarray(tfs, dtype=np.float64)[order]
+        self._starts = np.searchsorted(np.asarray(cols, dtype=np.int64)[order], np.arange(len(vocab) + 1))
+        lengths = np.zeros(len(features), dtype=np.float64)
+        plain = [not word.startswith(REF) for word in vocab]
+        counted = (
+            np.asarray(tfs, dtype=np.float64) * np.asarray(plain, dtype=np.float64)[np.asarray(cols, dtype=np.int64)]
+        )
+        np.add.at(lengths, np.asarray(rows, dtype=np.int64), counted)
+        mean = float(lengths.mean()) if len(features) and lengths.mean() > 0 else 1.0
+        self._norm = _K1 * (1 - _B + _B * lengths / mean)
+        self.defines: dict[str, list[tuple[int, int]]] = {}
+        for number, feature in enumerate(features):
+            for name, line in feature.symbols:
+                self.defines.setdefault(name, []).append((number, line))
+        self.defines_folded: dict[str, set[str]] = {}
+        for name in self.defines:
+            self.defines_folded.setdefault(name.casefold(), set()).add(name)
+
+    @classmethod
+    def build(
+        cls, directory: ResolvedPath, files: list[FileEntry], known: dict[str, FileFeatures] | None = None
+    ) -> FileIndex:
+        """Index `files`, reusing from `known` (path -> features) every file whose size and mtime are unchanged."""
+        kept = [f for f in files if f.type not in _SKIPPED_TYPES]
+        features: list[FileFeatures] = []
+        for number, entry in enumerate(kept):
+            checkpoint()
+            old = (known or {}).get(entry.path)
+            if old is not None and (old.size, old.mtime_ns, old.type) == (entry.size, entry.mtime_ns, entry.type):
+                features.append(old)
+                continue
+            report(number, len(kept), f"indexing {entry.path}")
+            features.append(features_of(directory, entry))
+        return cls(kept, features)
+
+    def bm25(self, query_terms: list[str] | tuple[str, ...]) -> np.ndarray:
+        """One BM25 score per file (zeros when no term is known)."""
+        scores = np.zeros(len(self.files), dtype=np.float64)
+        count = len(self.files)
+        for word in dict.fromkeys(query_terms):
+            term = self.vocab.get(word)
+            if term is None or word.startswith(REF):
+                continue
+            first, last = int(self._starts[term]), int(self._starts[term + 1])
+            docs, tfs = self._docs[first:last], self._tfs[first:last]
+            idf = np.log(1 + (count - len(docs) + 0.5) / (len(docs) + 0.5))
+            scores[docs] += idf * tfs * (_K1 + 1) / (tfs + self._norm[docs])
+        return scores
+
+    @property
+    def approx_bytes(self) -> int:
+        """Memory held, roughly: about 130 bytes per (file, term) entry in dicts and arrays, plus names."""
+        entries = int(self._docs.size)
+        return 130 * entries + 100 * len(self.vocab) + 120 * sum(len(f.symbols) for f in self.features)
+
+    def document_frequency(self, word: str) -> int:
+        term = self.vocab.get(word)
+        return 0 if term is None else int(self._starts[term + 1] - self._starts[term])
+
+    def references(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """(files, counts) of the files that use `name` (a code-like name or option), any case."""
+        term = self.vocab.get(REF + name.casefold())
+        if term is None:
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        first, last = int(self._starts[term]), int(self._starts[term + 1])
+        return self._docs[first:last], self._tfs[first:last]
+
+    def rank(self, query_terms: list[str]) -> list[tuple[FileEntry, float]]:
+        """Files by BM25, scores scaled so the best is 1; files without a query term are left out."""
+        scores = self.bm25(query_terms)
+        if not scores.size or scores.max() <= 0:
+            return []
+        order = np.argsort(-scores, kind="stable")
+        top = float(scores[order[0]])
+        return [(self.files[i], float(scores[i]) / top) for i in order if scores[i] > 0]
+
+    # -- persistence ---------------------------------------------------------------------------------
+    def save(self, path: Path) -> None:
+        """Write the per-file features as arrays (no pickles), whole or not at all."""
+        from .atomicfile import write_atomically
+
+        vocab: dict[str, int] = {}
+        indptr, term_ids, tfs, names, lines, sym_ptr = [0], [], [], [], [], [0]
+        for feature in self.features:
+            for word, count in feature.counts.items():
+                term_ids.append(vocab.setdefault(word, len(vocab)))
+                tfs.append(count)
+            indptr.append(len(term_ids))
+            for name, line in feature.symbols:
+                names.append(name)
+                lines.append(line)
+            sym_ptr.append(len(names))
+        header = {
+            "format": FORMAT,
+            "files": [[f.path, f.size, f.mtime_ns, f.type] for f in self.features],
+            "vocab": list(vocab),
+            "names": names,
+        }
+        import io
+
+        buffer = io.BytesIO()
+        np.savez_compressed(
+            buffer,
+            header=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8),
+            indptr=np.asarray(indptr, dtype=np.int64),
+            term_ids=np.asarray(term_ids, dtype=np.int32),
+            tfs=np.asarray(tfs, dtype=np.int32),
+            lines=np.asarray(lines, dtype=np.int32),
+            sym_ptr=np.asarray(sym_ptr, dtype=np.int64),
+        )
+        write_atomically(path, buffer.getvalue())
+
+
+def load_features(path: Path) -> dict[str, FileFeatures]:
+    """The features saved at `path` by path; empty when missing, of another format, or malformed."""
+    try:
+        with path.open("rb") as handle, np.load(handle, allow_pickle=False) as stored:
+            header = json.loads(bytes(stored["header"]).decode())
+            if header.get("format") != FORMAT:
+                return {}
+            indptr, term_ids, tfs = stored["indptr"], stored["term_ids"], stored["tfs"]
+            lines, sym_ptr = stored["lines"], stored["sym_ptr"]
+    except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, json.JSONDecodeError, EOFError):
+        return {}
+    vocab: list[str] = header["vocab"]
+    names: list[str] = header["names"]
+    out: dict[str, FileFeatures] = {}
+    try:
+        for number, (rel, size, mtime_ns, kind) in enumerate(header["files"]):
+            first, last = int(indptr[number]), int(indptr[number + 1])
+            counts = {
+                vocab[t]: int(c) for t, c in zip(term_ids[first:last].tolist(), tfs[first:last].tolist(), strict=True)
+            }
+            s_first, s_last = int(sym_ptr[number]), int(sym_ptr[number + 1])
+            symbols = tuple(zip(names[s_first:s_last], lines[s_first:s_last].tolist(), strict=True))
+            out[str(rel)] = FileFeatures(
+                path=str(rel), size=int(size), mtime_ns=int(mtime_ns), type=str(kind), counts=counts, symbols=symbols
+            )
+    except (IndexError, ValueError, TypeError):
+        return {}
+    return out

@@ -1,0 +1,147 @@
+"""Reading a code repository: files ranked by what code has, symbol bodies, and the index kept on disk."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from sparseread_mcp import fileindex
+from sparseread_mcp.config import Settings
+from sparseread_mcp.engine import ReadEngine, ReadRequest
+from sparseread_mcp.filerank import goal_cues
+from sparseread_mcp.models import Intent
+
+PRINTER = '''"""Printers."""
+
+
+def ccode(expr, assign_to=None):
+    """C code for an expression."""
+    printer = CodePrinter()
+    return printer.doprint(expr, assign_to)
+
+
+class CodePrinter:
+    def doprint(self, expr, assign_to):
+        return str(expr)
+'''
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "src" / "pkg").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "docs").mkdir()
+    (root / "src" / "pkg" / "printer.py").write_text(PRINTER)
+    (root / "src" / "pkg" / "functions.py").write_text("def sinc(x):\n    return x\n\n\ndef cos(x):\n    return x\n")
+    (root / "src" / "pkg" / "util.py").write_text("def helper(value):\n    return value + 1\n\n" * 3)
+    # Tests and docs repeat the goal's words many times: passage BM25 alone would rank them first.
+    (root / "tests" / "test_printer.py").write_text(
+        "".join(f"def test_ccode_sinc_{n}():\n    assert ccode(sinc(x)) == 'sinc ccode'\n\n" for n in range(30))
+    )
+    (root / "docs" / "printing.md").write_text("# ccode\n\nccode prints sinc. ccode sinc ccode sinc.\n" * 20)
+    for n in range(12):
+        (root / "src" / "pkg" / f"other{n}.py").write_text(f"def unrelated_{n}(a):\n    return a * {n}\n")
+    return root
+
+
+def _engine(root: Path, cache: Path, **extra: object) -> ReadEngine:
+    return ReadEngine(Settings(roots=(root,), cache_dir=cache, **extra))  # type: ignore[arg-type]
+
+
+def test_the_file_that_defines_the_named_function_ranks_above_tests_and_docs_that_repeat_it(
+    repo: Path, tmp_path: Path
+) -> None:
+    engine = _engine(repo, tmp_path / "cache")
+    pack = engine.read("s", ReadRequest(target=".", intent=Intent(goal="ccode(sinc(x)) prints the wrong C code")))
+    assert pack.result is not None and pack.result.rows
+    top, why = pack.result.rows[0]
+    assert top == "src/pkg/printer.py" and "defines ccode L4" in str(why)
+    ranked = [row[0] for row in pack.result.rows]
+    assert ranked.index("src/pkg/functions.py") < ranked.index("tests/test_printer.py")
+    first = pack.items[0]
+    assert first.pointer.startswith("src/pkg/printer.py@") and first.text.startswith("def ccode(")
+    assert first.lines == (4, 7)  # the function's body, whole, not the file
+
+
+def test_a_traceback_line_names_the_file_and_its_function(repo: Path, tmp_path: Path) -> None:
+    goal = 'Traceback:\n  File "/usr/lib/python3/site-packages/pkg/util.py", line 2, in helper\nTypeError'
+    assert goal_cues(goal).lines == {"/usr/lib/python3/site-packages/pkg/util.py": 2}
+    pack = _engine(repo, tmp_path / "cache").read("s", ReadRequest(target=".", intent=Intent(goal=goal)))
+    assert pack.result is not None and pack.result.rows
+    assert pack.result.rows[0][0] == "src/pkg/util.py" and "path" in str(pack.result.rows[0][1])
+    assert pack.items[0].pointer.startswith("src/pkg/util.py@") and "def helper" in pack.items[0].text
+
+
+def test_refine_continues_down_the_ranking_without_resending(repo: Path, tmp_path: Path) -> None:
+    engine = _engine(repo, tmp_path / "cache")
+    intent = Intent(goal="ccode(sinc(x)) prints the wrong C code")
+    first = engine.read("s", ReadRequest(target=".", intent=intent, budget_tokens=900))
+    assert first.cursor is not None and first.result is not None
+    second = engine.read("s", ReadRequest(target=".", cursor=first.cursor, budget_tokens=900))
+    assert second.items and second.result is None  # the ranking table is not sent again
+    assert not {i.pointer for i in first.items} & {i.pointer for i in second.items}
+
+
+def test_a_new_session_starts_from_the_stored_index_and_rereads_only_a_changed_file(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    _engine(repo, cache).read("s", ReadRequest(target=".", intent=Intent(goal="ccode output")))
+    assert list((cache / "repoindex").glob("*.npz"))
+    changed = repo / "src" / "pkg" / "other3.py"
+    changed.write_text("def rotate_quaternion(q):\n    return q\n")
+    os.utime(changed, ns=(1, 1))  # a different mtime whatever the clock's resolution
+    reads: list[str] = []
+    original = fileindex.features_of
+
+    def counting(directory: object, entry: fileindex.FileEntry) -> fileindex.FileFeatures:
+        reads.append(entry.path)
+        return original(directory, entry)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(fileindex, "features_of", counting)
+    engine = _engine(repo, cache)  # a new session: nothing in memory
+    pack = engine.read("s", ReadRequest(target=".", intent=Intent(goal="rotate_quaternion is slow")))
+    assert reads == ["src/pkg/other3.py"]
+    assert pack.result is not None and pack.result.rows and pack.result.rows[0][0] == "src/pkg/other3.py"
+    assert "def rotate_quaternion" in pack.items[0].text
+
+
+def test_a_damaged_stored_index_is_rebuilt_not_trusted(repo: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    _engine(repo, cache).read("s", ReadRequest(target=".", intent=Intent(goal="ccode")))
+    for stored in (cache / "repoindex").glob("*.npz"):
+        stored.write_bytes(b"PK\x03\x04 not a real archive")
+    pack = _engine(repo, cache).read("s", ReadRequest(target=".", intent=Intent(goal="ccode(x) is wrong")))
+    assert pack.result is not None and pack.result.rows and pack.result.rows[0][0] == "src/pkg/printer.py"
+
+
+def test_stored_indexes_past_the_limit_are_pruned_oldest_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sparseread_mcp import repoindex
+
+    monkeypatch.setattr(repoindex, "MAX_STORED", 2)
+    cache = tmp_path / "cache"
+    for n in range(4):
+        folder = tmp_path / f"r{n}"
+        folder.mkdir()
+        (folder / "a.py").write_text(f"def f{n}():\n    return {n}\n")
+        _engine(folder, cache).read("s", ReadRequest(target=".", intent=Intent(goal=f"f{n}")))
+        for stored in (cache / "repoindex").glob("*.npz"):  # older ones look older, whatever the clock
+            os.utime(stored, (os.stat(stored).st_mtime - 10,) * 2)
+    assert len(list((cache / "repoindex").glob("*.npz"))) == 2
+
+
+def test_no_index_is_kept_when_the_cache_directory_is_inside_a_root(repo: Path) -> None:
+    engine = _engine(repo, repo / ".cache-inside")
+    assert engine.repo_indexes is None
+    engine.read("s", ReadRequest(target=".", intent=Intent(goal="ccode")))
+    assert not (repo / ".cache-inside").exists()
+
+
+def test_goal_cues_tell_code_names_from_words() -> None:
+    cues = goal_cues("Blueprint names: `add_url_rule` fails, flask.blueprints.Blueprint() and --collect-only")
+    assert cues.names["add_url_rule"] and cues.names["--collect-only"] and cues.names["Blueprint"]
+    assert cues.names["names"] is False and cues.names["flask"] is False  # a package, not what is called
+    assert "flask/blueprints/Blueprint.py" in cues.paths and "Blueprint" in cues.title

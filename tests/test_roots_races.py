@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 
 import anyio
+import anyio.to_thread
 import pytest
 from mcp import Client
 
@@ -239,6 +240,9 @@ def test_through_the_mcp_client_no_answer_carries_outside_text_during_a_race(lay
                         result = await client.call_tool("sro_read", args)
                         texts.append(str(result.structured_content) + str(result.content))
                 stop.set()
+                # The swapper finishes its last swap before the file is put back: two swaps at once could
+                # leave the link in place for the read below.
+                await anyio.to_thread.run_sync(thread.join)
                 swap_to_file(root)
                 after = await client.call_tool("sro_read", {"target": "victim.txt", "intent": {"needles": ["secret"]}})
                 assert not after.is_error and after.structured_content is not None

@@ -79,3 +79,78 @@ def test_coverage_is_found_only_when_the_passage_carries_the_asked_figure() -> N
     who = Slot(id="auditor", question="who audited the company financial statements")
     assert support(who, "The financial statements of the company were audited by Ernst & Young.") >= 0.6
     assert support(who, "the company financial statements were audited by an independent firm.") < 0.6
+
+
+FILING = """# Settings
+
+The default budget_tokens is 8_000 and the hard cap is 22_500.
+
+# Term
+
+The agreement runs for five (5) years unless terminated earlier.
+
+# Results
+
+(in millions)
+
+Total revenue | 404,381 | 380,000
+
+Operating income for fiscal 2022 was $6,098 million, up from $5,802 million.
+
+# Leases
+
+Operating lease income for fiscal 2022 included payments of $412 million under the operating leases.
+
+# Dividends
+
+The company did not pay a dividend in 2021.
+"""
+
+
+@pytest.fixture
+def filing(tmp_path: Path) -> ReadEngine:
+    (tmp_path / "filing.md").write_text(FILING)
+    return _engine(tmp_path)
+
+
+def _verdict(engine: ReadEngine, claim: str) -> str:
+    pack = engine.read(claim, ReadRequest(target="filing.md", action="verify", intent=Intent(goal=claim)))
+    assert pack.verification is not None
+    return pack.verification.status
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "the default budget_tokens is 8000",
+        "the default budget tokens is 8,000",
+        "the agreement runs for 5 years",
+        "the agreement runs for five years",
+        "total revenue was $404.381 billion",
+        "operating income in fiscal 2022 was $6,098 million",
+        "operating income in fiscal 2022 was $6.1 billion",
+        "the company did not pay a dividend in 2021",
+    ],
+)
+def test_numbers_in_other_formats_and_scales_verify(filing: ReadEngine, claim: str) -> None:
+    assert _verdict(filing, claim) == "supported"
+
+
+def test_contradicted_only_by_the_same_statement_with_another_value(filing: ReadEngine) -> None:
+    assert _verdict(filing, "operating income in fiscal 2022 was $6,500 million") == "contradicted"
+    assert _verdict(filing, "the default budget_tokens is 9000") == "contradicted"
+    # A lexically similar passage with other numbers decides nothing: the model judges.
+    assert _verdict(filing, "operating lease expense in fiscal 2022 was $980 million") == "unverified"
+
+
+def test_polarity_and_absent_claims_are_never_supported(filing: ReadEngine) -> None:
+    assert _verdict(filing, "the company paid a dividend in 2021") == "unverified"
+    assert _verdict(filing, "the zeppelin fleet grew by 40 airships") == "not_found"
+
+
+def test_an_unverified_claim_comes_with_the_passages_that_decide_it(filing: ReadEngine) -> None:
+    claim = "operating income in fiscal 2022 rose sharply to a record"
+    pack = filing.read("u", ReadRequest(target="filing.md", action="verify", intent=Intent(goal=claim)))
+    assert pack.verification is not None and pack.verification.status == "unverified"
+    assert "yours" in pack.verification.reason
+    assert any("6,098" in item.text for item in pack.items)

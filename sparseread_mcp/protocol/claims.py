@@ -2,7 +2,8 @@
 
 `supported`: every content word of the claim (up to inflection) and every number (up to format and
 scale: `8_000` = `8,000` = `8000`; `404,381` in a table "in millions" = `$404.381 billion`; "five (5)"
-= 5) appears in one contiguous stretch of the source, with the same negation. `contradicted`: the
+= 5) appears in one contiguous stretch of the source, in the claim's order with at most `GAP` other
+words between two of them, and with as many negations. `contradicted`: the
 same statement (all of the claim's words and its other numbers, in a tight stretch) carries a
 different value where the claim has one of its numbers. Anything else is `unverified`, with the
 passages closest to deciding it, for the model to judge; `not_found` when no passage carries even half
@@ -15,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 from ..deadline import checkpoint
+from ..errors import AnchorError
 from ..evidence import Candidate, passage_candidate, pointer_for
 from ..locate.base import Locator, build_query
 from ..locate.terms import STOPWORDS, stem
@@ -110,6 +112,8 @@ def same_number(claim: Number, text: Number, doc_scales: tuple[float, ...]) -> b
     options = [text.value] if text.scale != 1.0 else [text.value * s for s in doc_scales]
     if text.scale == 1.0 and claim.scale == 1.0:
         return False  # two plain numbers: equal or not, nothing was converted
+    if claim.scale == 1.0 and claim.value * text.scale == text.value:
+        return True  # "$25" for "$25 million": the claim left the scale word out
     step = claim.scale * 10.0**-claim.decimals
     return any(abs(option - claim.value) <= step / 2 + 1e-9 * step for option in options)
 
@@ -118,7 +122,9 @@ def same_number(claim: Number, text: Number, doc_scales: tuple[float, ...]) -> b
 class Claim:
     words: tuple[str, ...]
     numbers: tuple[Number, ...]
-    negated: bool
+    negations: int
+    #: Words and numbers in the claim's order, repeats kept: what `supported` must find in order.
+    sequence: tuple[str | Number, ...]
 
 
 #: What of a claim is checked: a claim is a sentence or two, not a document.
@@ -129,7 +135,14 @@ def parse_claim(text: str) -> Claim:
     toks = tokens(text[:4_000])
     words = tuple(dict.fromkeys(t.word for t in toks if t.word))[:MAX_WORDS]
     numbers = tuple(dict.fromkeys(t.number for t in toks if t.number))[:MAX_NUMBERS]
-    return Claim(words=words, numbers=numbers, negated=any(t.negation for t in toks))
+    sequence: list[str | Number] = []
+    for t in toks:
+        if t.word is not None:
+            sequence.append(t.word)
+        elif t.number is not None:
+            sequence.append(t.number)
+    sequence = sequence[: MAX_WORDS + MAX_NUMBERS]
+    return Claim(words=words, numbers=numbers, negations=sum(t.negation for t in toks), sequence=tuple(sequence))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -175,6 +188,38 @@ def best_stretch(claim: Claim, toks: list[Token], doc_scales: tuple[float, ...],
     return Stretch(start=best_span[0], end=best_span[1], covered=best[0], total=needs)
 
 
+#: At most this many other words between two consecutive words of the claim in a supporting stretch.
+GAP = 3
+
+
+def in_order(claim: Claim, toks: list[Token], doc_scales: tuple[float, ...]) -> tuple[int, int] | None:
+    """The first stretch holding the claim's words and numbers in the claim's order, each within `GAP`
+    other words of the one before (a number may sit beside its spelled form): (start, end) or None."""
+    seq = claim.sequence
+    if not seq:
+        return None
+    content = [t for t in toks if t.word or t.number]
+
+    def matches(need: str | Number, tok: Token) -> bool:
+        if isinstance(need, str):
+            return tok.word == need
+        return tok.number is not None and same_number(need, tok.number, doc_scales)
+
+    for first, tok in enumerate(content):
+        if not matches(seq[0], tok):
+            continue
+        at, ok = first, True
+        for need in seq[1:]:
+            nxt = next((k for k in range(at + 1, min(len(content), at + GAP + 2)) if matches(need, content[k])), None)
+            if nxt is None:
+                ok = False
+                break
+            at = nxt
+        if ok:
+            return content[first].start, content[at].end
+    return None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Decision:
     status: VerifyStatus
@@ -204,10 +249,11 @@ def decide(parsed: ParsedArtifact, claim_text: str, locator: Locator) -> tuple[l
         stretch = best_stretch(claim, toks, doc_scales)
         share = stretch.covered / total if stretch else 0.0
         closest.append((share, index, stretch))
-        if stretch and stretch.covered == stretch.total and stretch.end - stretch.start <= limit:
-            window = text[lo + stretch.start : lo + stretch.end]
-            if _negated(window) == claim.negated:
-                span = (lo + stretch.start, lo + stretch.end)
+        found = in_order(claim, toks, doc_scales) if stretch and stretch.covered == stretch.total else None
+        if found is not None:
+            window = text[lo + found[0] : lo + found[1]]
+            if _negations(window) == claim.negations:
+                span = (lo + found[0], lo + found[1])
                 reason = (
                     f"every word and number of the claim appears in one stretch of {len(window)} characters "
                     "(words up to inflection, numbers up to format and scale)"
@@ -258,7 +304,7 @@ def _contradiction(
             continue
         other = min(others, key=lambda t: abs(t.start - stretch.end))
         start, end = min(stretch.start, other.start), max(stretch.end, other.end)
-        if end - start > tight or _negated(text[lo + start : lo + end]) != claim.negated:
+        if end - start > tight or _negations(text[lo + start : lo + end]) != claim.negations:
             continue
         value = text[lo + other.start : lo + other.end]
         reason = f"the same statement gives {value!r} where the claim has a different value"
@@ -278,8 +324,8 @@ def _missing(
     return f"; not in the best passage: {', '.join(parts)}" if parts else ""
 
 
-def _negated(window: str) -> bool:
-    return any(t.negation for t in tokens(window))
+def _negations(window: str) -> int:
+    return sum(t.negation for t in tokens(window))
 
 
 def _answer(parsed: ParsedArtifact, decision: Decision, order: list[int]) -> tuple[list[Candidate], Verification]:
@@ -290,9 +336,20 @@ def _answer(parsed: ParsedArtifact, decision: Decision, order: list[int]) -> tup
     verification = Verification(
         status=decision.status,
         reason=decision.reason,
-        pointer=pointer_for(parsed, start, end),
+        pointer=_pointer(parsed, start, end, first),
     )
     return [first, *rest][:3], verification
+
+
+def _pointer(parsed: ParsedArtifact, start: int, end: int, passage: Candidate) -> str:
+    """The stretch's own pointer, widened to whole lines when it crosses a line, else its passage's."""
+    lines = parsed.lines
+    for a, b in ((start, end), (lines.starts[lines.line_of(start) - 1], lines.line_end(lines.line_of(end - 1)))):
+        try:
+            return pointer_for(parsed, a, b)
+        except AnchorError:
+            continue
+    return pointer_for(parsed, passage.start, passage.end)
 
 
 __all__ = ["Claim", "best_stretch", "decide", "parse_claim", "same_number", "tokens"]

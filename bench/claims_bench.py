@@ -71,9 +71,14 @@ def grep_verdict(text: str, claim: str) -> str:
 
 
 def holds_source(text: str, items: list[str], span: list[int] | None) -> bool:
+    """Whether the items hold the claim's source window: >= 80% of its characters, or its text verbatim
+    (whitespace aside) where the document repeats it (page headers, a sentence said twice)."""
     if span is None:
         return False
     start, end = span
+    source = " ".join(text[start:end].split())
+    if any(source in " ".join(item.split()) for item in items):
+        return True
     covered = set()
     for item in items:
         at = text.find(item, max(0, start - len(item)))
@@ -100,6 +105,8 @@ def run(data: Path, claims: list[dict[str, Any]]) -> dict[str, dict[str, Counter
             "overlap": overlap_verdict(engine, doc, claim["claim"]),
             "grep": grep_verdict(text, claim["claim"]),
         }
+        kinds = table.setdefault("server-by-kind", {}).setdefault(claim["kind"], Counter())
+        kinds[pack.verification.status] += 1
         for method, verdict in verdicts.items():
             counts = table.setdefault(method, {}).setdefault(claim["set"], Counter())
             counts[f"{claim['truth']}:{verdict}"] += 1
@@ -125,6 +132,7 @@ def rates(c: Counter[str]) -> dict[str, float]:
 
 
 def report(table: dict[str, dict[str, Counter[str]]]) -> None:
+    by_kind = table.pop("server-by-kind", {})
     sets = sorted({s for per_set in table.values() for s in per_set})
     print("Verdict matrix (rows: ground truth, columns: verdict), server")
     for name in sets:
@@ -142,6 +150,10 @@ def report(table: dict[str, dict[str, Counter[str]]]) -> None:
             print(f"{method:9} {name:13}" + "".join(f"{rows[name][k]:>22.1f}" for k in keys))
         macro = {k: sum(rows[s][k] for s in sets) / len(sets) for k in keys}
         print(f"{method:9} {'MACRO':13}" + "".join(f"{macro[k]:>22.1f}" for k in keys))
+    print()
+    print("server verdicts by kind of claim (all sets)")
+    for kind, c in sorted(by_kind.items()):
+        print(f"  {kind:17}" + "".join(f"{v}={c[v]:<5}" for v in VERDICTS))
 
 
 def main(argv: list[str] | None = None) -> int:

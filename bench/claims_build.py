@@ -15,12 +15,15 @@ deciding passage was returned. Deterministic (seeded); the output is data and st
 from __future__ import annotations
 
 import argparse
+import csv
+import itertools
 import json
 import random
 import re
 from pathlib import Path
 from typing import Any
 
+from sparseread_mcp.locate.terms import STOPWORDS
 from sparseread_mcp.protocol.claims import tokens
 
 REPO = Path(__file__).resolve().parent.parent
@@ -97,6 +100,47 @@ def true_claim(words: list[str]) -> str:
     return _SPELLED.sub(lambda m: m.group(2), text)
 
 
+def inflected(words: list[str], rng: random.Random) -> list[str]:
+    """One plural word made singular (words up to inflection), a scale converted where one follows."""
+    out = list(words)
+    plural = [i for i, w in enumerate(out) if re.fullmatch(r"[a-z]{4,}s", w) and not w.endswith(("ss", "us", "is"))]
+    if plural:
+        i = rng.choice(plural)
+        out[i] = out[i][:-1]
+    for i, w in enumerate(out[:-1]):
+        m = re.fullmatch(r"(\$?)(\d{1,3}(?:,\d{3})+|\d{4,})", w)
+        if m and out[i + 1].rstrip(".,;") == "million" and not _is_year(w):
+            value = int(m.group(2).replace(",", ""))
+            out[i : i + 2] = [f"{m.group(1)}{value / 1000:.3f}", "billion" + out[i + 1][len("million") :]]
+            break
+    return out
+
+
+def two_sentences(doc: str, first: tuple[int, int], second: tuple[int, int]) -> tuple[str, list[int]] | None:
+    """The end of one sentence and the start of the next, as one claim (it needs both)."""
+    a = [(m.start(), m.end(), m.group()) for m in re.finditer(r"\S+", doc[first[0] : first[1]])][-7:]
+    b = [(m.start(), m.end(), m.group()) for m in re.finditer(r"\S+", doc[second[0] : second[1]])][:7]
+    if len(a) < 5 or len(b) < 5:
+        return None
+    text = " ".join(w for _, _, w in a).rstrip(".;") + " and " + " ".join(w for _, _, w in b).rstrip(".,;:")
+    return text, [first[0] + a[0][0], second[0] + b[-1][1]]
+
+
+def table_row(doc: str, span: tuple[int, int]) -> tuple[list[str], str] | None:
+    """`<row label> in <year> was <value>` from a CSV table row and the header line that names the years."""
+    row = next(csv.reader([doc[span[0] : span[1]]]), [])
+    top = doc.rfind("# Table", 0, span[0])
+    lines = [next(csv.reader([line]), []) for line in doc[top : span[0]].splitlines()]
+    header = next((cells for cells in lines if sum(_is_year(c) for c in cells) >= 2), None)
+    if top == -1 or header is None or len(row) != len(header) or not row[0].strip():
+        return None
+    columns = [i for i, c in enumerate(header) if _is_year(c) and _NUMBER.match(row[i].replace(" ", ""))]
+    if not columns:
+        return None
+    i = columns[0]
+    return [*row[0].split(), "in", header[i], "was", row[i].replace(" ", "")], row[i]
+
+
 def change_number(words: list[str], doc_values: set[float], rng: random.Random) -> str | None:
     places = [i for i, w in enumerate(words) if _NUMBER.match(w) and not _is_year(w)]
     rng.shuffle(places)
@@ -125,6 +169,7 @@ def flip_polarity(words: list[str]) -> str | None:
 
 
 def swap_party(words: list[str], doc: str, rng: random.Random) -> str | None:
+    """One name of the claim replaced by another frequent name of the document (a name, not a stopword)."""
     names = [i for i, w in enumerate(words[1:], 1) if re.fullmatch(r"[A-Z][a-z]{3,}", w) and w not in _MONTHS]
     if not names:
         return None
@@ -132,7 +177,8 @@ def swap_party(words: list[str], doc: str, rng: random.Random) -> str | None:
     for m in re.finditer(r"(?<=[a-z,] )[A-Z][a-z]{3,}\b", doc[:400_000]):
         counts[m.group()] = counts.get(m.group(), 0) + 1
     present = set(words)
-    others = [w for w, n in sorted(counts.items(), key=lambda kv: -kv[1]) if w not in present and w not in _MONTHS][:8]
+    ranked = sorted(counts.items(), key=lambda kv: -kv[1])
+    others = [w for w, _ in ranked if w not in present and w not in _MONTHS and w.casefold() not in STOPWORDS][:8]
     if not others:
         return None
     i = rng.choice(names)
@@ -167,9 +213,22 @@ def build(data: Path, per_set: int, seed: int = 14) -> list[dict[str, Any]]:
                 float(m.replace(",", "")) for m in re.findall(r"\d[\d,]*(?:\.\d+)?", doc) if m.replace(",", "")
             }
             base = {"set": name, "doc": f"{name}/{rel}", "span": [start, end], "source": " ".join(words)}
-            true = {**base, "claim": true_claim(words), "truth": "true", "kind": "paraphrase"}
+            true = {**base, "claim": true_claim(words), "truth": "true", "kind": "reformatted"}
             claims.append(true)
             true_by_set.setdefault(name, []).append(true)
+            if (variant := true_claim(inflected(words, rng))) != true["claim"]:
+                claims.append({**base, "claim": variant, "truth": "true", "kind": "inflected"})
+            pairs = [(a, b) for a, b in itertools.pairwise(candidates) if not doc[a[1] : b[0]].strip()]
+            if pairs and (joined := two_sentences(doc, *rng.choice(pairs))) is not None:
+                claims.append({**base, "claim": joined[0], "span": joined[1], "truth": "true", "kind": "two_sentences"})
+            for row_span in record.get("gold_row_spans") or []:
+                if (row := table_row(doc, (int(row_span[0]), int(row_span[1])))) is not None:
+                    row_words, _ = row
+                    row_base = {**base, "span": [int(row_span[0]), int(row_span[1])], "source": " ".join(row_words)}
+                    claims.append({**row_base, "claim": " ".join(row_words), "truth": "true", "kind": "table_row"})
+                    if (false_row := change_number(row_words, values, rng)) is not None:
+                        claims.append({**row_base, "claim": false_row, "truth": "false", "kind": "table_row_number"})
+                    break
             for kind, maker in (
                 ("number", lambda w=words, v=values: change_number(w, v, rng)),
                 ("polarity", lambda w=words: flip_polarity(w)),

@@ -13,7 +13,7 @@ of what the claim says. Word overlap alone never decides.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..deadline import checkpoint
 from ..errors import AnchorError
@@ -58,6 +58,7 @@ class Number:
     scale: float  # its own scale word's multiplier, 1 when none
     percent: bool
     year: bool
+    digits: str = field(default="", compare=False)  # as written, separators removed
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +93,7 @@ def tokens(text: str) -> list[Token]:
         scale = _SCALES.get(scale_word, 1.0) if scale_word else 1.0
         decimals = len(digits.split(".")[1]) if "." in digits else 0
         year = bool(_YEAR.fullmatch(digits)) and scale == 1.0
-        number = Number(mantissa * scale, decimals, scale, bool(match.group("pct")), year)
+        number = Number(mantissa * scale, decimals, scale, bool(match.group("pct")), year, digits)
         out.append(Token(match.start(), match.end(), number=number))
     return out
 
@@ -285,8 +286,8 @@ def _contradiction(
     it a number of the same kind where the claim's number is nowhere in the region."""
     tight = max(160, 2 * limit // 3)
     for j, wanted in enumerate(claim.numbers):
-        if any(t.number and same_number(wanted, t.number, doc_scales) for t in toks):
-            continue  # the claim's value is there: not a contradiction here
+        if any(t.number and same_number(wanted, t.number, doc_scales) for t in toks) or written_anywhere(text, wanted):
+            continue  # the claim's value is there, or somewhere else it may refer to: not a contradiction
         stretch = best_stretch(claim, toks, doc_scales, skip=j)
         if stretch is None or stretch.covered < stretch.total or not claim.words:
             continue
@@ -296,6 +297,7 @@ def _contradiction(
             if t.number
             and t.number.year == wanted.year
             and t.number.percent == wanted.percent
+            and t.number.scale == wanted.scale
             and not any(same_number(n, t.number, doc_scales) for n in claim.numbers)
             and stretch.start - 40 <= t.start
             and t.end <= stretch.end + 40
@@ -310,6 +312,16 @@ def _contradiction(
         reason = f"the same statement gives {value!r} where the claim has a different value"
         return Decision(status="contradicted", reason=reason, span=(lo + start, lo + end))
     return None
+
+
+def written_anywhere(text: str, number: Number) -> bool:
+    """Whether the number, as the claim writes it (thousands separators optional), is anywhere in the text."""
+    whole, _, fraction = number.digits.partition(".")
+    if not whole.isdigit() or len(whole) > 30:
+        return False
+    groups = [whole[max(0, k - 3) : k] for k in range(len(whole), 0, -3)][::-1]
+    body = "[,_]?".join(groups) + (r"\." + fraction if fraction else "")
+    return re.search(rf"(?<![\d.,_]){body}(?![\d]|[.,_]\d)", text) is not None
 
 
 def _missing(

@@ -85,6 +85,8 @@ def tokens(text: str) -> list[Token]:
                 out.append(Token(match.start(), match.end(), word=_key(folded.split("'")[0])))
             continue
         digits = match.group("num").replace(",", "").replace("_", "").rstrip(".")
+        if len(digits) > 30:
+            continue  # a run of digits that long is an identifier or noise, not an amount
         try:
             mantissa = float(digits)
         except ValueError:

@@ -263,8 +263,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
     parser.add_argument("--per-set", type=int, default=40)
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--seed", type=int, default=14, help="another seed draws another sample of sentences")
     args = parser.parse_args(argv)
-    claims = build(args.data, args.per_set)
+    claims = build(args.data, args.per_set, args.seed)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in claims))
     counts: dict[tuple[str, str], int] = {}

@@ -154,3 +154,16 @@ def test_an_unverified_claim_comes_with_the_passages_that_decide_it(filing: Read
     assert pack.verification is not None and pack.verification.status == "unverified"
     assert "yours" in pack.verification.reason
     assert any("6,098" in item.text for item in pack.items)
+
+
+def test_a_true_claim_about_a_table_row_is_never_contradicted_by_the_other_column(tmp_path: Path) -> None:
+    (tmp_path / "note.md").write_text(
+        '# Table\n"December 31,",,\n,2019,2018\nPrepaid expenses,"$2,303","$1,780"\n'
+        'Total prepaid expenses and other,"$2,496","$1,947"\n\n# Paragraphs\n\nPrepaid expenses consist of the '
+        "following (in thousands).\n"
+    )
+    engine = _engine(tmp_path)
+    claim = "Total prepaid expenses and other in 2019 was $2,496"
+    pack = engine.read("s", ReadRequest(target="note.md", action="verify", intent=Intent(goal=claim)))
+    assert pack.verification is not None and pack.verification.status in ("supported", "unverified")
+    assert any("2,496" in item.text for item in pack.items)

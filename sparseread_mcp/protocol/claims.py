@@ -94,7 +94,7 @@ def tokens(text: str) -> list[Token]:
         scale_word = (match.group("scale") or "").casefold().rstrip("s") or None
         scale = _SCALES.get(scale_word, 1.0) if scale_word else 1.0
         decimals = len(digits.split(".")[1]) if "." in digits else 0
-        year = bool(_YEAR.fullmatch(digits)) and scale == 1.0
+        year = bool(_YEAR.fullmatch(match.group("num").rstrip("."))) and scale == 1.0  # `1,947` is no year
         number = Number(mantissa * scale, decimals, scale, bool(match.group("pct")), year, digits)
         out.append(Token(match.start(), match.end(), number=number))
     return out
@@ -109,7 +109,7 @@ def _key(word: str) -> str:
 def same_number(claim: Number, text: Number, doc_scales: tuple[float, ...]) -> bool:
     """Equal up to format and scale; rounding is allowed only where a scale was converted."""
     if claim.year or text.year:
-        return claim.year == text.year and claim.value == text.value
+        return claim.value == text.value  # a year is never scaled or rounded; `1975` still equals `1,975`
     if claim.value == text.value:
         return True
     options = [text.value] if text.scale != 1.0 else [text.value * s for s in doc_scales]
@@ -323,7 +323,8 @@ def written_anywhere(text: str, number: Number) -> bool:
         return False
     groups = [whole[max(0, k - 3) : k] for k in range(len(whole), 0, -3)][::-1]
     body = "[,_]?".join(groups) + (r"\." + fraction if fraction else "")
-    return re.search(rf"(?<![\d.,_]){body}(?![\d]|[.,_]\d)", text) is not None
+    # A comma or underscore before or after may be a CSV cell's: "2019,2018" holds 2019.
+    return re.search(rf"(?<![\d.]){body}(?!\d|\.\d)", text) is not None
 
 
 def _missing(

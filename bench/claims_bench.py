@@ -105,6 +105,7 @@ def run(data: Path, claims: list[dict[str, Any]]) -> dict[str, dict[str, Counter
             "overlap": overlap_verdict(engine, doc, claim["claim"]),
             "grep": grep_verdict(text, claim["claim"]),
         }
+        table.setdefault("server-tokens", {}).setdefault(claim["set"], Counter())[str(pack.tokens)] += 1
         kinds = table.setdefault("server-by-kind", {}).setdefault(claim["kind"], Counter())
         kinds[pack.verification.status] += 1
         for method, verdict in verdicts.items():
@@ -133,6 +134,7 @@ def rates(c: Counter[str]) -> dict[str, float]:
 
 def report(table: dict[str, dict[str, Counter[str]]]) -> None:
     by_kind = table.pop("server-by-kind", {})
+    spent = table.pop("server-tokens", {})
     sets = sorted({s for per_set in table.values() for s in per_set})
     print("Verdict matrix (rows: ground truth, columns: verdict), server")
     for name in sets:
@@ -150,6 +152,11 @@ def report(table: dict[str, dict[str, Counter[str]]]) -> None:
             print(f"{method:9} {name:13}" + "".join(f"{rows[name][k]:>22.1f}" for k in keys))
         macro = {k: sum(rows[s][k] for s in sets) / len(sets) for k in keys}
         print(f"{method:9} {'MACRO':13}" + "".join(f"{macro[k]:>22.1f}" for k in keys))
+    print()
+    for name in sets:
+        sizes = sorted(int(k) for k, n in spent.get(name, Counter()).items() for _ in range(n))
+        if sizes:
+            print(f"server response tokens, {name}: median {sizes[len(sizes) // 2]}, max {sizes[-1]}")
     print()
     print("server verdicts by kind of claim (all sets)")
     for kind, c in sorted(by_kind.items()):

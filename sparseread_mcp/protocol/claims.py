@@ -25,6 +25,8 @@ from ..readers.base import ParsedArtifact
 
 #: Passages (by BM25 rank) whose neighbourhoods are searched for a stretch that decides the claim.
 CANDIDATES = 8
+#: Passages returned with a verdict: the deciding one and the next closest (every token is paid again later).
+MAX_ITEMS = 2
 #: Below this share of the claim's words and numbers in any stretch, the claim is `not_found`.
 RELEVANT_SHARE = 0.5
 #: Words that belong to a number (its scale or currency), not to the statement.
@@ -353,7 +355,7 @@ def _answer(parsed: ParsedArtifact, decision: Decision, order: list[int]) -> tup
         reason=decision.reason,
         pointer=_pointer(parsed, start, end, first),
     )
-    return [first, *rest][:3], verification
+    return [first, *rest][:MAX_ITEMS], verification
 
 
 def _pointer(parsed: ParsedArtifact, start: int, end: int, passage: Candidate) -> str:

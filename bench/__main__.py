@@ -7,7 +7,7 @@ Run:  pip install -e ".[bench]" && python -m bench [--semantic] [--quick] [--dat
 method. Parts: evidence hit at exposure (every method and exposure form, the selector, full read and
 grep + windows baselines, PNG plot), the scripted agent's token economy over stdio with the 2L check,
 latency and peak memory by size, reader-specific sets (FeTaQA cells, SWE-bench files and functions,
-FinanceBench PDFs), and history compaction. Not part of the unit tests.
+FinanceBench PDFs), history compaction, and `verify` verdicts on the development claims. Not part of the unit tests.
 """
 
 from __future__ import annotations
@@ -65,7 +65,15 @@ def main(argv: list[str] | None = None) -> int:
     data = ["--data", str(args.data)]
     report = ["# sparseread-mcp benchmark report", ""]
 
-    from bench import agent_bench, compaction_bench, evidence_bench, readers_bench, repo_bench, scale_bench
+    from bench import (
+        agent_bench,
+        claims_bench,
+        compaction_bench,
+        evidence_bench,
+        readers_bench,
+        repo_bench,
+        scale_bench,
+    )
 
     def legacy(module: Any, extra: list[str]) -> Callable[[], Any]:
         """The older benches read sys.argv."""
@@ -101,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         report,
         failures,
     )
+    run_part("Verify: verdicts on the development claims", lambda: claims_bench.main([*data]), report, failures)
     if failures:
         report += ["", f"FAILED parts: {', '.join(failures)}"]
     (args.out / "report.md").write_text("\n".join(report) + "\n")

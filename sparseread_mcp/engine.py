@@ -37,7 +37,14 @@ from .preview import binary_card, build_preview
 from .protocol import actions
 from .protocol.card import build_card, fit_card
 from .protocol.coverage import episode_coverage
-from .protocol.intents import effective_intent, is_empty, missing_for_location, objective_of, query_for
+from .protocol.intents import (
+    effective_intent,
+    is_empty,
+    missing_for_location,
+    not_inherited,
+    objective_of,
+    query_for,
+)
 from .protocol.persist import open_session_store
 from .protocol.pointers import anchored_span, gone_pack, verify_pointer
 from .protocol.session import Episode, Session, SessionStore
@@ -289,6 +296,9 @@ class ReadEngine:
         extras = Extras(scope=self._scope(parsed), invalidated=invalidated)
         if invalidated:
             extras.message = "the file changed since it was last read: earlier evidence listed in `invalidated`"
+        if skipped := not_inherited(request.intent, session.intent):
+            note = f"the session intent's {skipped} was not applied: it belongs to the call that states it"
+            extras.message = f"{extras.message}; {note}" if extras.message else note
         if request.since and (answer := self._since(d, parsed, request.since, extras)) is not None:
             return answer
         if request.since:
@@ -384,6 +394,8 @@ class ReadEngine:
             cands, ranking = actions.focus(parsed, intent, locator, episode, form=form, max_chars=max_chars)
             episode.ranking = ranking[: actions.RANKING_KEPT]  # refine needs the head of it, not every passage
             limit = actions.max_items(intent)
+        if not cands:
+            self._say_why_empty(parsed, intent, extras)
         if not parsed.focus_context:
             # The exposure plan is already bounded in characters, as calibrated: small passages (table rows)
             # may be many; an item cap would show less than what was measured.
@@ -393,11 +405,27 @@ class ReadEngine:
         self.selection.answered(episode.id, choice, pack.exposure.payload_chars)
         return pack
 
+    def _say_why_empty(self, parsed: ParsedArtifact, intent: Intent, extras: Extras) -> None:
+        """A focus or collect that proposes nothing says whether nothing matched or all was sent already."""
+        if any(score > 0 for _, score in self.locator.rank(parsed, query_for(intent))):
+            extras.empty_reason = "nothing new to deliver: every match was delivered already in this episode"
+            extras.next.append("refine for neighbours, or state a new goal")
+            return
+        extras.empty_reason = "nothing delivered: no passage matches the goal"
+        if parsed.queries is not None:
+            extras.message = (
+                f"no row or value of this {parsed.type} matches the goal's words; to compute over it, pass "
+                "intent.query (one read-only SELECT over the table `data`) using the schema"
+            )
+            extras.next.append("sro_preview shows the schema (column names and types) to write intent.query")
+        else:
+            extras.next.append("try other words, needles (exact strings) or sro_preview for the outline")
+
     def _anchored(self, d: Delivery, start: int, end: int, extras: Extras) -> EvidencePack:
         """An explicit range is delivered whole or not at all; too large, it suggests sub-ranges."""
         candidate = Candidate(start=start, end=end, score=1.0)
         try:
-            return deliver_sparse(d, [candidate], extras, max_items=1)
+            return deliver_sparse(d, [candidate], extras, max_items=1, resend=True)
         except BudgetTooSmall:
             inside = [p for p in d.parsed.passages if p.start >= start and p.end <= end]
             hints = [pointer_for(d.parsed, p.start, p.end).split("#", 1)[1] for p in inside[:12]]

@@ -13,7 +13,7 @@ Want = Literal["fact", "list", "count", "table", "verbatim", "summary"]
 CoverageMode = Literal["selective", "exhaustive"]
 SlotStatus = Literal["found", "partial", "missing"]
 GateDecision = Literal["native_fit", "sparse", "full_view", "fallback"]
-VerifyStatus = Literal["supported", "contradicted", "not_found", "ok", "moved", "changed", "gone"]
+VerifyStatus = Literal["supported", "contradicted", "unverified", "not_found", "ok", "moved", "changed", "gone"]
 
 
 class _Model(BaseModel):

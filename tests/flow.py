@@ -77,7 +77,7 @@ async def reading_flow(client: Client, path: str, source: str, question: str) ->
     assert verified["verification"]["status"] == "ok"
     assert verified["items"][0]["text"] == focus["items"][0]["text"]
     claim = await call(client, "sro_read", {"target": path, "action": "verify", "intent": {"goal": question}})
-    assert claim["verification"]["status"] in {"supported", "contradicted", "not_found"}
+    assert claim["verification"]["status"] in {"supported", "contradicted", "unverified", "not_found"}
 
     card = await call(client, "sro_card", {})
     assert any(e["id"] == episode and e["episode_chars"] == exposure["episode_chars"] for e in card["episodes"])

@@ -55,6 +55,8 @@ class Extras:
     preview: Preview | None = None
     left_out: str | None = None
     selection: Selection | None = None
+    #: Why nothing was proposed, when the caller knows better than "no passage matches".
+    empty_reason: str | None = None
 
 
 @dataclass(kw_only=True)
@@ -152,25 +154,32 @@ def serialized_chars(items: list[EvidenceItem]) -> int:
     return sum(len(item.model_dump_json(exclude_none=True)) for item in items)
 
 
-def deliver_sparse(d: Delivery, candidates: list[Candidate], extras: Extras, *, max_items: int) -> EvidencePack:
-    """Deliver the best candidates that fit the budget, or the full view when the ledger says so."""
+def deliver_sparse(
+    d: Delivery, candidates: list[Candidate], extras: Extras, *, max_items: int, resend: bool = False
+) -> EvidencePack:
+    """Deliver the best candidates that fit the budget, or the full view when the ledger says so.
+
+    `resend` is for dereferencing (a pointer or an explicit anchor): its text is delivered, and counted
+    in E, even when it was delivered before; "never resend" is a rule for search results only.
+    """
     episode = d.episode
-    if episode.full_view_started:
+    if episode.full_view_started and not resend:
         return _already_full(d, candidates, extras)
     fresh: list[Candidate] = []
     already: list[str] = []
     for c in candidates:
-        if episode.overlaps_delivered(c.start, c.end):
+        if not resend and episode.overlaps_delivered(c.start, c.end):
             already.append(item_for(d.parsed, c).pointer)
         else:
             fresh.append(c)
 
     def build(chosen: list[tuple[Candidate, EvidenceItem]]) -> EvidencePack:
-        reason = (
-            f"sparse read: {len(chosen)} passage(s) within E <= L"
-            if chosen
-            else "nothing new to deliver: every match was delivered already in this episode"
-        )
+        if chosen:
+            reason = f"sparse read: {len(chosen)} passage(s) within E <= L"
+        elif already:
+            reason = "nothing new to deliver: every match was delivered already in this episode"
+        else:
+            reason = _empty_reason(extras)
         items = [item for _, item in chosen]
         spans = [(c.start, c.end) for c, _ in chosen]
         return d.finish(
@@ -343,6 +352,19 @@ def _fallback(d: Delivery, extras: Extras, payload: int) -> EvidencePack:
         "the faithful full view is delivered instead, once, and the episode closes"
     )
     return deliver_full(d, extras, start=0, decision="fallback", reason=reason, retire=retire)
+
+
+def _empty_reason(extras: Extras) -> str:
+    """Why a sparse answer holds no passage, when none was proposed: true for each kind of answer."""
+    if extras.empty_reason is not None:
+        return extras.empty_reason
+    if extras.result is not None:
+        return "no passages: the exact result is in `result`"
+    if extras.verification is not None:
+        return "no passages: see `verification`"
+    if extras.preview is not None:
+        return "no passages: a bounded preview instead"
+    return "nothing delivered: no passage matches the intent"
 
 
 def _already_full(d: Delivery, candidates: list[Candidate], extras: Extras) -> EvidencePack:

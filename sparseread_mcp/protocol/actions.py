@@ -7,15 +7,14 @@ passages that bear on a claim, with a verdict.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
-from ..evidence import Candidate, passage_candidate, pointer_for
+from ..evidence import Candidate, passage_candidate
 from ..locate.base import Locator
 from ..locate.exposure import RELATIVE_CUTOFF, ExposureForm, Span, plan_exposure
-from ..locate.terms import terms
-from ..models import Intent, Slot, Verification, VerifyStatus
+from ..models import Intent, Slot, Verification
 from ..readers.base import ParsedArtifact
+from .claims import decide
 from .coverage import GOAL_SLOT, PARTIAL_SUPPORT, support
 from .intents import query_for
 from .session import Episode
@@ -146,36 +145,8 @@ def refine(
 
 
 def verify_claim(parsed: ParsedArtifact, claim: str, locator: Locator) -> tuple[list[Candidate], Verification]:
-    """Find the passages that bear on a claim and say whether they support or contradict it."""
-    intent = Intent(goal=claim)
-    ranking = locator.rank(parsed, query_for(intent))
-    candidates = _top(parsed, ranking, slots_of(intent), limit=3, cutoff=0.5)
-    if not candidates:
-        return [], Verification(status="not_found", reason="no passage of the artifact matches the claim's words")
-    claim_terms = set(terms(claim))
-    claim_numbers = {t for t in claim_terms if re.fullmatch(r"\d[\d.]*", t)}
-    words = claim_terms - claim_numbers
-    best_status: VerifyStatus = "not_found"
-    best, best_reason = candidates[0], "the best passage shares too few of its words"
-    for c in candidates:
-        text_terms = set(terms(parsed.artifact.text[c.start : c.end]))
-        word_share = len(words & text_terms) / len(words) if words else 1.0
-        numbers_ok = claim_numbers <= text_terms
-        if word_share >= 0.6 and numbers_ok:
-            best, best_status = c, "supported"
-            best_reason = f"{word_share:.0%} of the claim's words and all of its numbers appear in this passage"
-            break
-        if word_share >= 0.6 and claim_numbers and not numbers_ok and best_status == "not_found":
-            missing = ", ".join(sorted(claim_numbers - text_terms))
-            best, best_status = c, "contradicted"
-            best_reason = f"the passage matches the claim's words but not its numbers ({missing})"
-    verification = Verification(
-        status=best_status,
-        reason=best_reason,
-        pointer=pointer_for(parsed, best.start, best.end),
-    )
-    ordered = [best, *(c for c in candidates if c is not best)]
-    return ordered[:2], verification
+    """The passages that decide a claim (or come closest) and the verdict: see protocol/claims.py."""
+    return decide(parsed, claim, locator)
 
 
 def _top(

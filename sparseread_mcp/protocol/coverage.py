@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from ..evidence import pointer_for
@@ -19,15 +20,47 @@ def slot_terms(slot: Slot) -> set[str]:
     return set(terms(slot.question)) | {t for alias in slot.aliases for t in terms(alias)}
 
 
+# What a slot's question asks for, by its wording; a passage without one is at most `partial`.
+_ASKS = {
+    "number": re.compile(
+        r"\b(?:how (?:much|many|long|large|big|often|old)|amount|number of|total|percentage|percent|rate|ratio"
+        r"|price|cost|revenue|income|sales|margin|count|value of)\b",
+        re.IGNORECASE,
+    ),
+    "date": re.compile(r"\b(?:when|what (?:year|date|month|day)|which (?:year|date|month))\b", re.IGNORECASE),
+    "name": re.compile(r"\b(?:who|whom|whose|which (?:company|person|party|firm|entity|bank|court))\b", re.IGNORECASE),
+}
+_CARRIES = {
+    "number": re.compile(r"\d"),
+    "date": re.compile(
+        r"\b(?:1[5-9]|20)\d\d\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d", re.IGNORECASE
+    ),
+    "name": re.compile(r"(?<=[^.!?\s] )[A-Z][\w&'’-]+|\b[A-Z]{2,}\b"),
+}
+
+
+def asks_for(slot: Slot) -> list[str]:
+    """The kinds of value (number, date, name) the slot's question asks for."""
+    return [kind for kind, pattern in _ASKS.items() if pattern.search(slot.question[:2_000])]
+
+
 def support(slot: Slot, text: str) -> float:
-    """Share of the slot's words present in `text`; an exact alias counts as full support."""
+    """Share of the slot's words present in `text`; an exact alias counts as full support.
+
+    Words are not enough for `found`: a slot that asks for a number, a date or a name is only
+    partially supported by a passage that carries none.
+    """
     folded = text.casefold()
     if any(alias.strip() and alias.casefold() in folded for alias in slot.aliases):
-        return 1.0
-    wanted = slot_terms(slot)
-    if not wanted:
-        return 0.0
-    return len(wanted & set(terms(text))) / len(wanted)
+        value = 1.0
+    else:
+        wanted = slot_terms(slot)
+        if not wanted:
+            return 0.0
+        value = len(wanted & set(terms(text))) / len(wanted)
+    if value >= FOUND_SUPPORT and not all(_CARRIES[kind].search(text) for kind in asks_for(slot)):
+        return PARTIAL_SUPPORT
+    return value
 
 
 def status_of(best: float, has_items: bool) -> SlotStatus:

@@ -11,15 +11,28 @@ def is_empty(intent: Intent | None) -> bool:
     return intent is None or not any(value not in (None, [], "") for value in intent.model_dump().values())
 
 
+#: Fields a call never takes from the session intent: a query is written against one artifact's schema
+#: (SQL for a table, a filter for JSON), so applied to another artifact it is wrong or fails.
+NEVER_INHERITED = ("query",)
+
+
 def effective_intent(call: Intent | None, session: Intent | None) -> Intent | None:
-    """The call's fields win; the session intent only fills what the call leaves unsaid."""
+    """The call's fields win; the session intent only fills what the call leaves unsaid and applies."""
     if session is None:
         return call
-    if call is None:
-        return session
-    merged = session.model_dump()
-    merged.update({k: v for k, v in call.model_dump().items() if v is not None})
-    return Intent.model_validate(merged)
+    inherited = {k: v for k, v in session.model_dump().items() if k not in NEVER_INHERITED}
+    if call is not None:
+        inherited.update({k: v for k, v in call.model_dump().items() if v is not None})
+    merged = Intent.model_validate(inherited)
+    return None if call is None and is_empty(merged) else merged
+
+
+def not_inherited(call: Intent | None, session: Intent | None) -> str | None:
+    """The session-intent fields this call did not take (for the pack to say so), as `a`, `b`; else None."""
+    if session is None:
+        return None
+    left = [f"`{name}`" for name in NEVER_INHERITED if getattr(session, name) and getattr(call, name, None) is None]
+    return ", ".join(left) or None
 
 
 def objective_of(intent: Intent | None) -> str:

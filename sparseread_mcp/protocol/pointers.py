@@ -58,12 +58,34 @@ def verify_pointer(
         now = text[now_start:now_end]
     except AnchorError:  # the anchor may be out of range in the new version
         now = ""
+    if not _still_there(snippet, now, text):
+        return Verification(
+            status="gone",
+            reason="the anchored text exists nowhere in the current file (deleted, not edited in place)",
+            pointer=pointer,
+        )
     diff = "\n".join(
         difflib.unified_diff(snippet.split("\n"), now.split("\n"), f"at {target.rev}", "now", lineterm="", n=1)
     )
     return Verification(
         status="changed", reason="the anchored text differs in the current file", pointer=pointer, diff=diff
     )
+
+
+#: How alike the text now at the anchor must be to the old text to count as the same place, edited.
+SAME_PLACE_RATIO = 0.5
+#: Bounds on the comparison, so an attacker's huge lines cannot make it quadratic.
+_COMPARE_CHARS = 2_000
+
+
+def _still_there(old: str, now: str, text: str) -> bool:
+    """Whether the anchored text still has a place: edited where it was, or some of its lines remain."""
+    if now.strip():
+        matcher = difflib.SequenceMatcher(None, old[:_COMPARE_CHARS], now[:_COMPARE_CHARS], autojunk=False)
+        if matcher.quick_ratio() >= SAME_PLACE_RATIO and matcher.ratio() >= SAME_PLACE_RATIO:
+            return True
+    current_lines = {line.strip() for line in text.split("\n") if len(line.strip()) >= 8}
+    return any(line.strip() in current_lines for line in old.split("\n") if len(line.strip()) >= 8)
 
 
 def _whole_or_exact(lines: LineIndex, start: int, end: int) -> tuple[int, int]:

@@ -1,0 +1,180 @@
+"""Verdicts on the development claims set: the verdict matrix per set and macro-averaged, with baselines.
+
+Run:  python -m bench.claims_bench [--data ../shared/data] [--claims bench/claims/dev_claims.jsonl]
+(build the claims first with `python -m bench.claims_build`).
+
+Methods, side by side in the same run, on every set:
+- `server`: `sro_read(action="verify")` through the engine (the product);
+- `overlap`: the previous verifier (>= 60% of the claim's words and all of its numbers in one of the top
+  three BM25 passages -> supported; the words without the numbers -> contradicted; else not_found);
+- `grep`: every number of the claim (as written, separators removed) and >= 60% of its words inside one
+  300-character window of the document -> supported, else not_found.
+Figures: false claims called supported (target <= 1%), true claims called contradicted (<= 1%), true
+claims supported (what the verdicts are worth), and the share of true/false verdicts whose items hold
+the source window (>= 80% of its characters; target >= 90%). Nothing here is calibrated or learned.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
+from sparseread_mcp.locate.terms import terms
+from sparseread_mcp.protocol.intents import query_for
+
+REPO = Path(__file__).resolve().parent.parent
+CLAIMS = REPO / "bench" / "claims" / "dev_claims.jsonl"
+VERDICTS = ("supported", "contradicted", "unverified", "not_found")
+_NUM = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+
+def overlap_verdict(engine: ReadEngine, doc: str, claim: str) -> str:
+    """The verifier before issue #14, kept as the baseline (word overlap and numbers)."""
+    parsed = engine.open(doc)
+    ranking = engine.locator.rank(parsed, query_for(Intent(goal=claim)))
+    if not ranking:
+        return "not_found"
+    floor = ranking[0][1] * 0.5
+    top = [i for i, score in ranking[:3] if score >= floor]
+    claim_terms = set(terms(claim))
+    numbers = {t for t in claim_terms if re.fullmatch(r"\d[\d.]*", t)}
+    words = claim_terms - numbers
+    verdict = "not_found"
+    for index in top:
+        text_terms = set(terms(parsed.text_of(parsed.passages[index])))
+        share = len(words & text_terms) / len(words) if words else 1.0
+        if share >= 0.6 and numbers <= text_terms:
+            return "supported"
+        if share >= 0.6 and numbers and verdict == "not_found":
+            verdict = "contradicted"
+    return verdict
+
+
+def grep_verdict(text: str, claim: str) -> str:
+    numbers = [n.replace(",", "") for n in _NUM.findall(claim)]
+    words = set(terms(_NUM.sub(" ", claim)))
+    flat = text.replace(",", "")
+    anchors = [m.start() for m in re.finditer(re.escape(numbers[0]), flat)] if numbers else []
+    if not numbers:
+        return "not_found"
+    for at in anchors[:200]:
+        window = flat[max(0, at - 150) : at + 150]
+        if all(n in window for n in numbers) and (not words or len(words & set(terms(window))) / len(words) >= 0.6):
+            return "supported"
+    return "not_found"
+
+
+def holds_source(text: str, items: list[str], span: list[int] | None) -> bool:
+    """Whether the items hold the claim's source window: >= 80% of its characters, or its text verbatim
+    (whitespace aside) where the document repeats it (page headers, a sentence said twice)."""
+    if span is None:
+        return False
+    start, end = span
+    source = " ".join(text[start:end].split())
+    if any(source in " ".join(item.split()) for item in items):
+        return True
+    covered = set()
+    for item in items:
+        at = text.find(item, max(0, start - len(item)))
+        if at == -1:
+            at = text.find(item)
+        if at != -1:
+            covered.update(range(max(start, at), min(end, at + len(item))))
+    return len(covered) >= 0.8 * (end - start)
+
+
+def run(data: Path, claims: list[dict[str, Any]]) -> dict[str, dict[str, Counter[str]]]:
+    roots = tuple(sorted({data / c["set"] for c in claims}))
+    engine = ReadEngine(Settings(roots=(data,)))
+    del roots
+    table: dict[str, dict[str, Counter[str]]] = {}
+    texts: dict[str, str] = {}
+    for n, claim in enumerate(claims):
+        doc = claim["doc"]
+        text = texts.setdefault(doc, (data / doc).read_text(errors="replace"))
+        pack = engine.read(f"claim-{n}", ReadRequest(target=doc, action="verify", intent=Intent(goal=claim["claim"])))
+        assert pack.verification is not None
+        verdicts = {
+            "server": pack.verification.status,
+            "overlap": overlap_verdict(engine, doc, claim["claim"]),
+            "grep": grep_verdict(text, claim["claim"]),
+        }
+        table.setdefault("server-tokens", {}).setdefault(claim["set"], Counter())[str(pack.tokens)] += 1
+        kinds = table.setdefault("server-by-kind", {}).setdefault(claim["kind"], Counter())
+        kinds[pack.verification.status] += 1
+        for method, verdict in verdicts.items():
+            counts = table.setdefault(method, {}).setdefault(claim["set"], Counter())
+            counts[f"{claim['truth']}:{verdict}"] += 1
+            counts[claim["truth"]] += 1
+        if claim["truth"] != "absent":
+            held = holds_source(text, [i.text for i in pack.items], claim["span"])
+            table["server"][claim["set"]]["decided"] += 1
+            table["server"][claim["set"]]["held"] += held
+    return table
+
+
+def rates(c: Counter[str]) -> dict[str, float]:
+    def share(part: str, whole: str) -> float:
+        return 100.0 * c[part] / c[whole] if c[whole] else 0.0
+
+    return {
+        "false->supported %": share("false:supported", "false"),
+        "true->contradicted %": share("true:contradicted", "true"),
+        "true->supported %": share("true:supported", "true"),
+        "absent->supported %": share("absent:supported", "absent"),
+        "passage held %": share("held", "decided") if c["decided"] else float("nan"),
+    }
+
+
+def report(table: dict[str, dict[str, Counter[str]]]) -> None:
+    by_kind = table.pop("server-by-kind", {})
+    spent = table.pop("server-tokens", {})
+    sets = sorted({s for per_set in table.values() for s in per_set})
+    print("Verdict matrix (rows: ground truth, columns: verdict), server")
+    for name in sets:
+        c = table["server"][name]
+        print(f"  {name}")
+        print("    " + " " * 8 + "".join(f"{v:>14}" for v in VERDICTS))
+        for truth in ("true", "false", "absent"):
+            print(f"    {truth:8}" + "".join(f"{c[f'{truth}:{v}']:>14}" for v in VERDICTS) + f"   (n={c[truth]})")
+    keys = list(rates(Counter()).keys())
+    print()
+    print(f"{'method':9} {'set':13}" + "".join(f"{k:>22}" for k in keys))
+    for method, per_set in table.items():
+        rows = {name: rates(per_set[name]) for name in sets}
+        for name in sets:
+            print(f"{method:9} {name:13}" + "".join(f"{rows[name][k]:>22.1f}" for k in keys))
+        macro = {k: sum(rows[s][k] for s in sets) / len(sets) for k in keys}
+        print(f"{method:9} {'MACRO':13}" + "".join(f"{macro[k]:>22.1f}" for k in keys))
+    print()
+    for name in sets:
+        sizes = sorted(int(k) for k, n in spent.get(name, Counter()).items() for _ in range(n))
+        if sizes:
+            print(f"server response tokens, {name}: median {sizes[len(sizes) // 2]}, max {sizes[-1]}")
+    print()
+    print("server verdicts by kind of claim (all sets)")
+    for kind, c in sorted(by_kind.items()):
+        print(f"  {kind:17}" + "".join(f"{v}={c[v]:<5}" for v in VERDICTS))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
+    parser.add_argument("--claims", type=Path, default=CLAIMS)
+    args = parser.parse_args(argv)
+    claims = [json.loads(line) for line in args.claims.read_text().splitlines() if line]
+    started = time.perf_counter()
+    table = run(args.data.resolve(), claims)
+    print(f"{len(claims)} claims in {time.perf_counter() - started:.0f} s")
+    report(table)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -174,6 +175,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (`| head`): what it did not read is not an error. Point stdout at devnull
+        # so the interpreter's final flush does not fail a second time.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as exc:  # the CLI's top level: one line, no traceback
         print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
@@ -195,8 +201,20 @@ def _serve(settings: Settings, *, http: bool) -> int:
         return 0
     from .http_app import serve_http
 
+    # stderr, at every log level: a user who started a server needs to know where it is.
+    print(http_banner(settings), file=sys.stderr, flush=True)
     serve_http(server, settings)
     return 0
+
+
+def http_banner(settings: Settings) -> str:
+    """Where an HTTP server listens, what answers its health check, and whether it wants a token."""
+    from .http_app import HEALTH_PATH
+
+    host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    base = f"http://{host}:{settings.port}"
+    auth = "; requests need Authorization: Bearer <token>" if settings.token else ""
+    return f"sparseread-mcp {__version__}: MCP at {base}/mcp, health at {base}{HEALTH_PATH}{auth} (Ctrl-C stops)"
 
 
 def _run_command(args: argparse.Namespace, settings: Settings) -> int:
@@ -305,6 +323,14 @@ def _trace(args: argparse.Namespace, settings: Settings) -> int:
         print(
             "error: trace reads the session store a server kept: pass --store FILE (the server's --store or "
             "SPARSEREAD_STORE); for the current session, call sro_card with trace=true",
+            file=sys.stderr,
+        )
+        return 2
+    if isinstance(settings.store, Path) and not settings.store.is_file():
+        # Opened, a misspelt path would become a new, empty database, and the answer "no recorded calls".
+        print(
+            f"error: no session store at {settings.store}: pass the file the server ran with (its --store or "
+            "SPARSEREAD_STORE)",
             file=sys.stderr,
         )
         return 2

@@ -103,6 +103,19 @@ def test_allow_unauthenticated_starts_with_a_loud_warning(tmp_path: Path) -> Non
     assert "WITHOUT A TOKEN" in log.read_text()
 
 
+def test_http_says_where_it_listens_and_where_its_health_check_answers(tmp_path: Path) -> None:
+    """At the default log level it printed nothing: the user polled /healthz to learn it had started."""
+    with serving(tmp_path) as (url, log):
+        printed = log.read_text()
+        assert f"MCP at {url}/mcp, health at {url}{HEALTH_PATH}" in printed, printed
+        assert httpx.get(f"{url}{HEALTH_PATH}", timeout=10).status_code == 200
+    assert "Bearer" not in printed
+    with serving(tmp_path, env=_env(SPARSEREAD_TOKEN="s3cret-token")) as (url, log):
+        printed = log.read_text()
+    assert f"MCP at {url}/mcp" in printed and "Authorization: Bearer <token>" in printed, printed
+    assert "s3cret-token" not in printed
+
+
 def test_a_token_from_the_environment_lets_a_non_loopback_bind_start_and_guards_it(tmp_path: Path) -> None:
     with serving(tmp_path, "--host", "0.0.0.0", env=_env(SPARSEREAD_TOKEN="s3cret-token")) as (url, _):
         anonymous = httpx.post(f"{url}/mcp", json={}, headers={"host": "localhost"}, timeout=10)

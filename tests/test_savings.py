@@ -122,6 +122,16 @@ def test_trace_reads_a_past_servers_store(tmp_path: Path) -> None:
     assert missing.returncode == 2 and "pass --store FILE" in missing.stderr and "trace=true" in missing.stderr
 
 
+def test_trace_refuses_a_store_that_does_not_exist_and_creates_none(tmp_path: Path) -> None:
+    """A misspelt --store once became a new, empty database and the answer "no recorded calls"."""
+    (tmp_path / "manual.md").write_text(long_markdown())
+    assert cli("--store", "s.db", "read", "manual.md", "--goal", "glacier", cwd=tmp_path).returncode == 0
+    typo = cli("trace", "--store", "s.bd", cwd=tmp_path)
+    assert typo.returncode == 2 and typo.stderr.startswith("error: no session store at s.bd"), typo.stderr
+    assert not (tmp_path / "s.bd").exists()
+    assert cli("trace", "--store", "s.db", cwd=tmp_path).returncode == 0
+
+
 def test_bench_reports_exposure_against_one_full_read(tmp_path: Path) -> None:
     (tmp_path / "manual.md").write_text(long_markdown())
     (tmp_path / "contract.md").write_text((FIXTURES / "contract.md").read_text())

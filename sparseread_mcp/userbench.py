@@ -191,11 +191,11 @@ def render_bench(report: BenchReport) -> str:
     for f in report.files:
         path = f.path if len(f.path) <= width else "…" + f.path[-(width - 1) :]
         share = f"({f.saved_tokens / f.full_view_tokens:.0%})" if f.full_view_tokens else ""
-        saved = f"{f.saved_tokens:>8,} {share:>6}" if f.counted else f"{'-':>15}"  # a claim only when counted
+        claim = f"{f.saved_tokens:>8,} {share:>6}" if f.counted else f"{'-':>15}"  # a claim only when counted
         reads = f"{f.read_cold_ms:.1f} / {f.read_warm_ms:.1f}" if f.read_cold_ms is not None else "-"
         lines.append(
             f"{path:<{width}}  {f.type[:9]:<9} {f.route:<6} {f.full_view_tokens:>9,} {f.exposure_tokens:>8,} "
-            f"{saved}  {f.preview_cold_ms:>9.1f} / {f.preview_warm_ms:<8.1f}  {reads:>17}"
+            f"{claim}  {f.preview_cold_ms:>9.1f} / {f.preview_warm_ms:<8.1f}  {reads:>17}"
         )
         if f.goals:
             lines.append(f"{'':<{width}}  goals: {'; '.join(g[:40] for g in f.goals)}")

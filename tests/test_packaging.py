@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -81,3 +82,18 @@ async def test_the_installed_entry_point_serves_mcp_over_stdio(tmp_path: Path) -
     assert {"sro_preview", "sro_read", "sro_card", "sro_compact"} <= tools
     assert preview.structured_content is not None
     assert "ZEBRA-RENEWAL-7731" in preview.structured_content["content"]
+
+
+def test_doctor_run_through_uvx_hints_uvx_for_a_missing_extra(wheel: Path) -> None:
+    """Launched through uvx, `pip install` has no environment to go into: the hint is a uvx command line."""
+    uvx = shutil.which("uvx")
+    if uvx is None:
+        missing("uvx is not installed (pip install uv)")
+    assert uvx is not None
+    done = subprocess.run(
+        [uvx, "--from", str(wheel), "sparseread-mcp", "doctor"], capture_output=True, text=True, timeout=300
+    )
+    lines = {line.split(":", 1)[0][4:]: line for line in done.stdout.splitlines()}
+    assert "pdf extra" in lines, done.stdout + done.stderr
+    assert lines["pdf extra"].startswith("NO  pdf extra: PDFs unavailable: run it as uvx --from 'sparseread-mcp[pdf]'")
+    assert "--with 'pymupdf" in lines["pdf extra"] and "pip install" not in done.stdout

@@ -8,11 +8,9 @@ environment's console script) for these tests; locally they build the wheel them
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -23,20 +21,6 @@ from mcp import Client, StdioServerParameters
 from needs import missing
 
 from sparseread_mcp import __version__
-
-
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if built := os.environ.get("SPARSEREAD_WHEEL"):
-        return Path(built)
-    if importlib.util.find_spec("build") is None or importlib.util.find_spec("hatchling") is None:
-        missing("building the wheel needs `build` and `hatchling` (pip install -e '.[dev]')")
-    out = tmp_path_factory.mktemp("dist")
-    command = [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(REPO)]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    [path] = out.glob("sparseread_mcp-*.whl")
-    return path
 
 
 def test_the_wheel_ships_its_package_data_and_entry_point(wheel: Path) -> None:

@@ -211,10 +211,14 @@ def http_banner(settings: Settings) -> str:
     """Where an HTTP server listens, what answers its health check, and whether it wants a token."""
     from .http_app import HEALTH_PATH
 
-    host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    # A wildcard bind is not an address to connect to: show loopback, and say what was bound.
+    wildcard = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1", "[::]": "::1"}.get(settings.host)
+    host = wildcard or settings.host
+    host = f"[{host}]" if ":" in host and not host.startswith("[") else host
     base = f"http://{host}:{settings.port}"
+    bound = f" (bound to {settings.host or '*'}: every address of this machine)" if wildcard else ""
     auth = "; requests need Authorization: Bearer <token>" if settings.token else ""
-    return f"sparseread-mcp {__version__}: MCP at {base}/mcp, health at {base}{HEALTH_PATH}{auth} (Ctrl-C stops)"
+    return f"sparseread-mcp {__version__}: MCP at {base}/mcp, health at {base}{HEALTH_PATH}{bound}{auth} (Ctrl-C stops)"
 
 
 def _run_command(args: argparse.Namespace, settings: Settings) -> int:

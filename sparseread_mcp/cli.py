@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -180,6 +181,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (`| head`): what it did not read is not an error. Point stdout at devnull
+        # so the interpreter's final flush does not fail a second time.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as exc:  # the CLI's top level: one line, no traceback
         print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
@@ -201,8 +207,24 @@ def _serve(settings: Settings, *, http: bool) -> int:
         return 0
     from .http_app import serve_http
 
+    # stderr, at every log level: a user who started a server needs to know where it is.
+    print(http_banner(settings), file=sys.stderr, flush=True)
     serve_http(server, settings)
     return 0
+
+
+def http_banner(settings: Settings) -> str:
+    """Where an HTTP server listens, what answers its health check, and whether it wants a token."""
+    from .http_app import HEALTH_PATH
+
+    # A wildcard bind is not an address to connect to: show loopback, and say what was bound.
+    wildcard = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1", "[::]": "::1"}.get(settings.host)
+    host = wildcard or settings.host
+    host = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    base = f"http://{host}:{settings.port}"
+    bound = f" (bound to {settings.host or '*'}: every address of this machine)" if wildcard else ""
+    auth = "; requests need Authorization: Bearer <token>" if settings.token else ""
+    return f"sparseread-mcp {__version__}: MCP at {base}/mcp, health at {base}{HEALTH_PATH}{bound}{auth} (Ctrl-C stops)"
 
 
 def _run_command(args: argparse.Namespace, settings: Settings) -> int:
@@ -311,6 +333,14 @@ def _trace(args: argparse.Namespace, settings: Settings) -> int:
         print(
             "error: trace reads the session store a server kept: pass --store FILE (the server's --store or "
             "SPARSEREAD_STORE); for the current session, call sro_card with trace=true",
+            file=sys.stderr,
+        )
+        return 2
+    if isinstance(settings.store, Path) and not settings.store.is_file():
+        # Opened, a misspelt path would become a new, empty database, and the answer "no recorded calls".
+        print(
+            f"error: no session store at {settings.store}: pass the file the server ran with (its --store or "
+            "SPARSEREAD_STORE)",
             file=sys.stderr,
         )
         return 2

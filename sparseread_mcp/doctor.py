@@ -9,6 +9,8 @@ from importlib.metadata import PackageNotFoundError, version
 
 from .config import Settings
 from .errors import SparsereadError
+from .install import extra_hint
+from .locate import SEMANTIC_METHODS, semantic_available
 from .readers.code_languages import LANGUAGES
 from .roots import Roots
 from .tokens import TokenCounter
@@ -44,26 +46,7 @@ def diagnose(settings: Settings) -> list[Check]:
             + (f"; missing {', '.join(sorted(set(missing)))}" if missing else ""),
         )
     )
-    pdf = _importable("pymupdf")
-    checks.append(
-        Check(
-            "pdf extra",
-            pdf,
-            "PyMuPDF (AGPL) installed" if pdf else "PDFs unavailable: pip install 'sparseread-mcp[pdf]'",
-            optional=True,
-        )
-    )
-    redis = _importable("redis")
-    checks.append(
-        Check(
-            "redis extra",
-            redis,
-            f"redis {version('redis')}: --store redis://host:port/db shares sessions between replicas"
-            if redis
-            else "--store redis:// unavailable: pip install 'sparseread-mcp[redis]'",
-            optional=not isinstance(settings.store, str),  # required once the store names Redis
-        )
-    )
+    checks += _extras(settings)
     try:
         count = TokenCounter(settings.tokenizer, margin=settings.token_margin).count("hello world")
         checks.append(Check("tokenizer", count > 0, f"{settings.tokenizer} works offline"))
@@ -84,6 +67,38 @@ def diagnose(settings: Settings) -> list[Check]:
         )
     )
     return checks
+
+
+def _extras(settings: Settings) -> list[Check]:
+    """One line per optional extra, each with the install command that fits how this was launched."""
+    pdf = _importable("pymupdf")
+    semantic = semantic_available()
+    redis = _importable("redis")
+    wants_semantic = settings.location in SEMANTIC_METHODS
+    return [
+        Check(
+            "pdf extra",
+            pdf,
+            "PyMuPDF (AGPL) installed: PDFs are read" if pdf else f"PDFs unavailable: {extra_hint('pdf')}",
+            optional=True,
+        ),
+        Check(
+            "semantic extra",
+            semantic,
+            "sentence-transformers installed: --location dense and hybrid work, and auto may choose them"
+            if semantic
+            else f"dense and hybrid location unavailable (auto uses the lexical methods): {extra_hint('semantic')}",
+            optional=not wants_semantic,  # required once --location names a semantic method
+        ),
+        Check(
+            "redis extra",
+            redis,
+            f"redis {version('redis')}: --store redis://host:port/db shares sessions between replicas"
+            if redis
+            else f"--store redis:// unavailable: {extra_hint('redis')}",
+            optional=not isinstance(settings.store, str),  # required once the store names Redis
+        ),
+    ]
 
 
 def _importable(module: str) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import gc
 import logging
 import re
@@ -17,6 +18,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from mcp.types import Tool as MCPTool
 from pydantic import BaseModel, Field, JsonValue
 
 from . import __version__, progress
@@ -77,10 +79,18 @@ class SparsereadServer(MCPServer):
     """The SDK's server, with every tool error clamped in one place: our own errors, argument validation
     (which quotes the rejected value) and unknown tools alike."""
 
+    async def list_tools(self) -> list[MCPTool]:
+        # Every tool says it takes no argument beyond those it names, as `call_tool` enforces.
+        return [
+            tool.model_copy(update={"input_schema": {**tool.input_schema, "additionalProperties": False}})
+            for tool in await super().list_tools()
+        ]
+
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
         try:
+            await self._refuse_unknown_arguments(name, arguments)
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             text = str(exc)
@@ -88,6 +98,33 @@ class SparsereadServer(MCPServer):
                 # Same exception, same cause (the SDK logs by it), only its message shortened.
                 exc.args = (clamp_message(text),)
             raise
+
+    async def _refuse_unknown_arguments(self, name: str, arguments: dict[str, Any]) -> None:
+        """An argument no tool parameter names is refused with the valid names: ignored, a misspelt
+        `budget` for `budget_tokens` would silently read with the default budget."""
+        tool = next((t for t in await super().list_tools() if t.name == name), None)
+        if tool is None:
+            return  # the SDK answers an unknown tool
+        valid = sorted(tool.input_schema.get("properties", {}))
+        unknown = sorted(set(arguments) - set(valid))
+        if unknown:
+            names = ", ".join(repr(u[:40]) for u in unknown[:5]) + (
+                f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+            )
+            raise ToolError(
+                f"{name} has no argument {names}: use only {', '.join(valid)}"
+                + (f" (did you mean {hint}?)" if (hint := _closest(unknown[0], valid)) else "")
+            )
+
+
+def _closest(name: str, valid: list[str]) -> str | None:
+    """The valid name a misspelt argument most likely meant (a prefix either way, or a close spelling)."""
+    name = name[:40]  # attacker-sized names are compared by their head only
+    for candidate in valid:
+        if name and (candidate.startswith(name) or name.startswith(candidate)):
+            return candidate
+    close = difflib.get_close_matches(name, valid, n=1, cutoff=0.6)
+    return close[0] if close else None
 
 
 def pointer_still_holds(engine: ReadEngine, pointer: str) -> bool:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import settings as hypothesis_settings
+from needs import missing
 
 from sparseread_mcp import ReadEngine, Settings
 
@@ -48,6 +52,21 @@ def financebench_question(financebench: Path) -> dict[str, object]:
         if (financebench / question["doc_file"]).stat().st_size > 200_000:
             return question
     raise AssertionError("no long FinanceBench document found")
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The built wheel: the one .ci/run built (SPARSEREAD_WHEEL), else built here once per run."""
+    if built := os.environ.get("SPARSEREAD_WHEEL"):
+        return Path(built)
+    if importlib.util.find_spec("build") is None or importlib.util.find_spec("hatchling") is None:
+        missing("building the wheel needs `build` and `hatchling` (pip install -e '.[dev]')")
+    out = tmp_path_factory.mktemp("dist")
+    command = [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(REPO)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    [path] = out.glob("sparseread_mcp-*.whl")
+    return path
 
 
 @pytest.fixture

@@ -58,6 +58,24 @@ def test_errors_are_one_line_without_a_traceback(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
+def test_a_reader_that_stops_early_ends_the_output_quietly(tmp_path: Path) -> None:
+    """`sparseread-mcp read ... | head` ended in a BrokenPipeError traceback."""
+    (tmp_path / "manual.md").write_text(long_markdown(sections=400))  # far more than a pipe holds
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sparseread_mcp", "read", "manual.md", "--view", "full"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout.readline().startswith(b"gate: ")
+    process.stdout.close()  # what `head -1` does
+    with process.stderr:
+        stderr = process.stderr.read().decode()
+    assert process.wait(timeout=60) == 0, stderr
+    assert stderr == ""
+
+
 def test_doctor_reports_what_works(tmp_path: Path) -> None:
     result = run("doctor", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr

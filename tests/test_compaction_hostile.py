@@ -218,10 +218,12 @@ async def test_sro_compact_of_a_hostile_tool_result_answers_in_time(tmp_path: Pa
 
     original = _openai(6, user_after=set())
     original[2]["content"] = "a-" * 100_000  # the 244 s attack, larger
-    async with Client(create_server(Settings(roots=(tmp_path,), call_timeout_seconds=3))) as client:
-        with anyio.fail_after(60):
+    # The call limit is a hang guard, not a stopwatch: about 1 s of work here, 244 s and more when the
+    # patterns were quadratic, so 30 s tells the two apart on a machine whose cores are busy elsewhere.
+    async with Client(create_server(Settings(roots=(tmp_path,), call_timeout_seconds=30))) as client:
+        with anyio.fail_after(120):
             result = await client.call_tool("sro_compact", {"messages": original, **ARGS})
-    assert not result.is_error, result.content  # answered well before the 3 s limit could fire
+    assert not result.is_error, result.content
     assert result.structured_content is not None
     assert result.structured_content["tokens_after"] <= result.structured_content["tokens_before"]
 

@@ -27,6 +27,25 @@ async def test_every_tool_is_documented_in_the_readme_and_the_skill(tmp_path) ->
         assert tool.description and len(tool.description) < 500, "tool descriptions cost tokens in every prompt"
 
 
+NUMBERS = {3: "Three", 4: "Four", 5: "Five", 6: "Six"}
+
+
+@pytest.mark.anyio
+async def test_the_readmes_tool_list_is_the_servers(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The README said "Three tools" when there were four: its count, names and arguments come from here."""
+    async with Client(create_server(Settings(roots=(tmp_path,)))) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    section = README.split("\n## The tools\n", 1)[1].split("\n## ", 1)[0]
+    assert section.lstrip().startswith(f"{NUMBERS[len(tools)]} tools,"), section[:80]
+    listed = dict(re.findall(r"^- \*\*`(sro_\w+)\(([^)]*)\)`\*\*", section, re.MULTILINE))
+    assert set(listed) == set(tools)
+    stateless = {name for name, tool in tools.items() if "session" in tool.input_schema["properties"]}
+    assert "also take `session`" in section and all(f"`{name}`" in section for name in stateless)
+    for name, signature in listed.items():
+        documented = {a.strip().split("=")[0].rstrip("?") for a in signature.split(",") if a.strip()}
+        assert documented == set(tools[name].input_schema["properties"]) - {"session"}, name
+
+
 def test_every_cli_command_is_documented() -> None:
     parser = build_parser()
     commands = next(a for a in parser._actions if a.dest == "command").choices  # type: ignore[union-attr]

@@ -8,10 +8,9 @@ environment's console script) for these tests; locally they build the wheel them
 
 from __future__ import annotations
 
-import importlib.util
 import os
+import shutil
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -22,20 +21,6 @@ from mcp import Client, StdioServerParameters
 from needs import missing
 
 from sparseread_mcp import __version__
-
-
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if built := os.environ.get("SPARSEREAD_WHEEL"):
-        return Path(built)
-    if importlib.util.find_spec("build") is None or importlib.util.find_spec("hatchling") is None:
-        missing("building the wheel needs `build` and `hatchling` (pip install -e '.[dev]')")
-    out = tmp_path_factory.mktemp("dist")
-    command = [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(REPO)]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    [path] = out.glob("sparseread_mcp-*.whl")
-    return path
 
 
 def test_the_wheel_ships_its_package_data_and_entry_point(wheel: Path) -> None:
@@ -81,3 +66,18 @@ async def test_the_installed_entry_point_serves_mcp_over_stdio(tmp_path: Path) -
     assert {"sro_preview", "sro_read", "sro_card", "sro_compact"} <= tools
     assert preview.structured_content is not None
     assert "ZEBRA-RENEWAL-7731" in preview.structured_content["content"]
+
+
+def test_doctor_run_through_uvx_hints_uvx_for_a_missing_extra(wheel: Path) -> None:
+    """Launched through uvx, `pip install` has no environment to go into: the hint is a uvx command line."""
+    uvx = shutil.which("uvx")
+    if uvx is None:
+        missing("uvx is not installed (pip install uv)")
+    assert uvx is not None
+    done = subprocess.run(
+        [uvx, "--from", str(wheel), "sparseread-mcp", "doctor"], capture_output=True, text=True, timeout=300
+    )
+    lines = {line.split(":", 1)[0][4:]: line for line in done.stdout.splitlines()}
+    assert "pdf extra" in lines, done.stdout + done.stderr
+    assert lines["pdf extra"].startswith("NO  pdf extra: PDFs unavailable: run it as uvx --from 'sparseread-mcp[pdf]'")
+    assert "--with 'pymupdf" in lines["pdf extra"] and "pip install" not in done.stdout

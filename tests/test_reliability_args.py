@@ -87,3 +87,37 @@ def test_a_directory_walk_past_its_file_limit_says_it_was_cut(tmp_path: Path, mo
     engine = ReadEngine(Settings(roots=(tmp_path,)))
     preview = engine.preview("s", ".")
     assert preview.signals["truncated"] == "yes" and preview.signals["skipped"] == 55
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("tool", "arguments", "unknown", "meant"),
+    [
+        ("sro_read", {"target": "notes.md", "budget": 4000}, "budget", "budget_tokens"),
+        ("sro_preview", {"path": "notes.md", "goal": "x"}, "goal", None),
+        ("sro_card", {"traces": True}, "traces", "trace"),
+        ("sro_compact", {"messages": [], "tua": 0.5}, "tua", "tau"),
+    ],
+)
+async def test_an_unknown_argument_is_refused_with_the_valid_names(
+    root: Path, tool: str, arguments: dict[str, object], unknown: str, meant: str | None
+) -> None:
+    """A model wrote `budget` for `budget_tokens`: accepted and ignored, it read with the default budget."""
+    async with Client(create_server(Settings(roots=(root,)))) as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        result = await client.call_tool(tool, arguments)
+    message = result.content[0].text  # type: ignore[union-attr]
+    assert result.is_error, message
+    assert f"no argument {unknown!r}" in message, message
+    valid = sorted(listed[tool].input_schema["properties"])
+    assert f"use only {', '.join(valid)}" in message, message
+    assert (f"did you mean {meant}?" in message) if meant else ("did you mean" not in message), message
+    assert listed[tool].input_schema["additionalProperties"] is False
+
+
+@pytest.mark.anyio
+async def test_an_unknown_argument_of_attacker_size_gets_a_bounded_answer(root: Path) -> None:
+    async with Client(create_server(Settings(roots=(root,)))) as client:
+        result = await client.call_tool("sro_read", {"target": "notes.md", **{f"k{i}" * 5000: i for i in range(50)}})
+    message = result.content[0].text  # type: ignore[union-attr]
+    assert result.is_error and "and 45 more" in message and len(message) <= 500, message

@@ -122,6 +122,16 @@ def test_trace_reads_a_past_servers_store(tmp_path: Path) -> None:
     assert missing.returncode == 2 and "pass --store FILE" in missing.stderr and "trace=true" in missing.stderr
 
 
+def test_trace_refuses_a_store_that_does_not_exist_and_creates_none(tmp_path: Path) -> None:
+    """A misspelt --store once became a new, empty database and the answer "no recorded calls"."""
+    (tmp_path / "manual.md").write_text(long_markdown())
+    assert cli("--store", "s.db", "read", "manual.md", "--goal", "glacier", cwd=tmp_path).returncode == 0
+    typo = cli("trace", "--store", "s.bd", cwd=tmp_path)
+    assert typo.returncode == 2 and typo.stderr.startswith("error: no session store at s.bd"), typo.stderr
+    assert not (tmp_path / "s.bd").exists()
+    assert cli("trace", "--store", "s.db", cwd=tmp_path).returncode == 0
+
+
 def test_bench_reports_exposure_against_one_full_read(tmp_path: Path) -> None:
     (tmp_path / "manual.md").write_text(long_markdown())
     (tmp_path / "contract.md").write_text((FIXTURES / "contract.md").read_text())
@@ -141,6 +151,34 @@ def test_bench_reports_exposure_against_one_full_read(tmp_path: Path) -> None:
     table = cli("bench", "manual.md", "--goal", "glacier", cwd=tmp_path)
     assert table.returncode == 0, table.stderr
     assert "goals: glacier" in table.stdout and "tokens exposed vs" in table.stdout
+
+
+def test_bench_counts_a_saving_only_where_the_evidence_was_delivered(tmp_path: Path) -> None:
+    """bench once said "saved 54%" for a question whose answer was never delivered."""
+    (tmp_path / "manual.md").write_text(long_markdown())
+    (tmp_path / "contract.md").write_text((FIXTURES / "contract.md").read_text())
+    asked = ("--goal", "glacier", "--goal", "zebra unicorn quasar")
+    result = cli("bench", ".", *asked, "--repeat", "1", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    files = {f["path"]: f for f in report["files"]}
+    manual, contract = files["manual.md"], files["contract.md"]
+    assert manual["undelivered"] == ["zebra unicorn quasar"] and not manual["counted"]
+    assert manual["saved_tokens"] > 0  # what the file alone would claim, not counted
+    assert contract["counted"]  # read whole by its preview
+    assert report["not_counted"] == ["manual.md"]
+    assert report["full_view_tokens"] == contract["full_view_tokens"]
+    assert report["saved_tokens"] == contract["full_view_tokens"] - contract["exposure_tokens"]
+    table = cli("bench", "manual.md", *asked, "--repeat", "1", cwd=tmp_path).stdout
+    assert "not counted: no evidence delivered for zebra unicorn quasar" in table
+    row = next(line for line in table.splitlines() if line.startswith("manual.md"))
+    assert "%" not in row and f"{manual['saved_tokens']:,}" not in row, table
+    assert "nothing saved is counted" in table, table
+
+    delivered = json.loads(
+        cli("bench", "manual.md", "--goal", "glacier", "--repeat", "1", "--json", cwd=tmp_path).stdout
+    )
+    assert delivered["not_counted"] == [] and delivered["saved_tokens"] == delivered["files"][0]["saved_tokens"] > 0
 
 
 def test_the_progress_bar_draws_only_when_enabled() -> None:

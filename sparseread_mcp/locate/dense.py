@@ -22,6 +22,7 @@ import numpy as np
 
 from ..atomicfile import write_atomically
 from ..errors import ConfigError
+from ..install import extra_hint
 from ..readers.base import ParsedArtifact
 from .base import Query, needle_hits
 from .bm25 import Bm25Locator
@@ -71,9 +72,7 @@ class Embedder:
 
     def __init__(self, model: str = DEFAULT_MODEL) -> None:
         if not semantic_available():
-            raise ConfigError(
-                "dense and hybrid location need the semantic extra: pip install 'sparseread-mcp[semantic]'"
-            )
+            raise ConfigError(f"dense and hybrid location need the semantic extra: {extra_hint('semantic')}")
         self.model_name = model
         self.source = resolve_model(model)
         self.model_id = hashlib.sha256(self.source.encode()).hexdigest()[:12]

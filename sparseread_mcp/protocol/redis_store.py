@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import ConfigError, MissingDependency, SparsereadError
+from ..install import extra_hint
 from .persist_fields import apply_fields, merge_fields, session_fields
 from .session import MAX_SESSIONS, Session, SessionStore
 
@@ -115,9 +116,7 @@ class RedisSessionStore(SessionStore):
         try:
             import redis
         except ImportError:
-            raise MissingDependency(
-                f"--store {_redacted(url)} needs the Redis client: pip install 'sparseread-mcp[redis]'"
-            ) from None
+            raise MissingDependency(f"--store {_redacted(url)} needs the Redis client: {extra_hint('redis')}") from None
         server_url, prefix, ttl = _split_url(url)
         client = redis.Redis.from_url(server_url, decode_responses=True)
         try:

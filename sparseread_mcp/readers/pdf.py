@@ -15,6 +15,7 @@ from pathlib import Path
 from ..artifacts import Artifact
 from ..deadline import checkpoint
 from ..errors import MissingDependency, UnsupportedArtifact
+from ..install import extra_hint
 from ..lines import LineIndex
 from ..progress import report
 from .base import Action, OutlineEntry, PageAnchors, ParsedArtifact
@@ -64,7 +65,7 @@ def _extract(artifact: Artifact) -> tuple[list[str], list[tuple[int, str, int]]]
     try:
         import pymupdf
     except ImportError as exc:
-        raise MissingDependency("reading PDF needs PyMuPDF (AGPL): pip install 'sparseread-mcp[pdf]'") from exc
+        raise MissingDependency(f"reading PDF needs PyMuPDF (AGPL): {extra_hint('pdf')}") from exc
     try:
         document = pymupdf.open(stream=artifact.data or b"", filetype="pdf")
     except Exception as exc:  # PyMuPDF raises its own types for every kind of damage

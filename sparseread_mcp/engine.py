@@ -364,7 +364,12 @@ class ReadEngine:
                 reason += f"; its pages begin at {where}, where the best match is, then cover the rest"
             extras.selection = Selection(configuration=configuration, reason=reason)
             return full_or_degraded(d, route, self.counter, extras, decision="full_view", reason=reason, start=origin)
-        extras.selection = Selection(configuration=configuration, reason=choice.reason)
+        extras.selection = Selection(configuration=configuration, reason=choice.reason, reliability=choice.reliability)
+        if choice.robust:
+            extras.next.append(
+                "the robust default answered (no calibration fits this request): if the evidence is not here, "
+                "refine, add needles, or ask view='full' (its pages begin at the best match)"
+            )
         locator = self.locators.get(choice.method)
         form = as_form(choice.form)
         max_chars = actions.exposure_chars(intent, self.settings.passage_chars)

@@ -1,10 +1,17 @@
 """Configuration selection: the cheapest configuration whose calibrated reliability clears tau.
 
 Reliability is the lower end of a 95% Wilson interval over calibration requests, per group of artifact
-type x size band of the full view x intent type. A group with fewer than MIN_REQUESTS requests uses the
-type's default configuration; when no configuration clears tau, the answer is the full view — the
-threshold is never relaxed. Reliability is calibrated once; only costs adapt online (exposed characters
-plus a per-call overhead plus the mean follow-up exposure observed after this configuration answered).
+type x size band of the full view x intent type. The threshold is never relaxed, but a group's table is
+only trusted as far as its evidence goes:
+- a group with fewer than MIN_REQUESTS requests is thin: it answers with the robust sparse default;
+- when no configuration clears tau, the full view answers only if that verdict comes from at least
+  MIN_SETS development sets (the evidence for that kind of request says sparse reading fails); a verdict
+  from one set is about that set's documents, unlike the request at hand, so the robust default answers.
+The robust default is the sparse configuration with the best hit rate macro-averaged over every
+long-document development set (at least MIN_SETS of them; else plain BM25 snippets); its measured
+reliability travels with the choice. Reliability is calibrated once; only costs adapt online (exposed
+characters plus a per-call overhead plus the mean follow-up exposure observed after this configuration
+answered).
 """
 
 from __future__ import annotations
@@ -12,12 +19,14 @@ from __future__ import annotations
 import json
 import math
 import threading
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
 TAU = 0.6
 MIN_REQUESTS = 20
+#: Development sets a "sparse reading fails here" verdict, or a robust default, must rest on.
+MIN_SETS = 2
 CALL_OVERHEAD_CHARS = 400
 Z95 = 1.959964
 FULL_VIEW = "full_view"
@@ -83,11 +92,30 @@ class Stats:
         return self.exposed_chars + CALL_OVERHEAD_CHARS + self.follow_up_chars
 
 
+@dataclass(slots=True)
+class RobustStats:
+    """A configuration over long-document requests: pooled counts, and the hit rate macro-averaged over
+    the `sets` development sets they came from."""
+
+    trials: int = 0
+    successes: int = 0
+    exposed_chars: float = 0.0
+    sets: int = 0
+    macro: float = 0.0
+
+    @property
+    def reliability(self) -> float:
+        return wilson_lower(self.successes, self.trials)
+
+
 @dataclass(frozen=True, slots=True)
 class Choice:
     configuration: str
     reason: str
     group: str = ""
+    #: The measured reliability of the robust default when it answered (None for a calibrated choice).
+    reliability: float | None = None
+    robust: bool = False
 
     @property
     def method(self) -> str:
@@ -104,6 +132,10 @@ class Selector:
 
     groups: dict[str, dict[str, Stats]] = field(default_factory=dict)
     defaults: dict[str, str] = field(default_factory=dict)
+    #: How many development sets calibrated each group (absent in older tables: then trusted as before).
+    sets: dict[str, int] = field(default_factory=dict)
+    #: Every sparse configuration over long-document requests, for the robust default.
+    robust: dict[str, RobustStats] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def choose(self, group: str, artifact_type: str, methods: Collection[str] | None = None) -> Choice:
@@ -118,20 +150,27 @@ class Selector:
             costs = {name: s.cost for name, s in stats.items()}
         requests = max((s.trials for s in stats.values()), default=0)
         if requests < MIN_REQUESTS:
-            default = self.defaults.get(artifact_type, FALLBACK_CONFIGURATION)
-            if not runnable(default):
-                default = FALLBACK_CONFIGURATION
-            return Choice(
-                default,
-                f"{requests} calibration requests for {group} (< {MIN_REQUESTS}): the {artifact_type} default",
-                group,
+            return self.robust_default(
+                group, artifact_type, runnable, f"{requests} calibration requests for {group} (< {MIN_REQUESTS})"
             )
         qualified = [(costs[name], name) for name, s in stats.items() if s.reliability >= TAU and name != FULL_VIEW]
         if not qualified:
             best = max(((s.reliability, n) for n, s in stats.items() if n != FULL_VIEW), default=None)
             detail = f" (best: {best[1]} at {best[0]:.2f})" if best else ""
+            sets = self.sets.get(group, 0) if self.sets else MIN_SETS
+            if sets < MIN_SETS:
+                return self.robust_default(
+                    group,
+                    artifact_type,
+                    runnable,
+                    f"no configuration reaches reliability {TAU} in {group}{detail}, but that rests on {sets} "
+                    f"development set(s) (< {MIN_SETS}), unlike enough from this request not to send the full view",
+                )
             return Choice(
-                FULL_VIEW, f"no configuration reaches reliability {TAU} in {group}{detail}: the full view", group
+                FULL_VIEW,
+                f"no configuration reaches reliability {TAU} in {group}{detail} over {sets} development sets: "
+                "the full view",
+                group,
             )
         cost, name = min(qualified)
         return Choice(
@@ -139,6 +178,37 @@ class Selector:
             f"cheapest with Wilson lower bound >= {TAU} in {group} "
             f"({stats[name].reliability:.2f} over {stats[name].trials} requests, est. {cost:.0f} chars)",
             group,
+        )
+
+    def robust_default(self, group: str, artifact_type: str, runnable: Callable[[str], bool], why: str) -> Choice:
+        """The sparse configuration best macro-averaged over the long-document sets (when fewer than
+        MIN_SETS sets measured it: the type's default, else plain BM25 snippets), with its measured
+        reliability."""
+        with self._lock:
+            measured = {n: r for n, r in self.robust.items() if runnable(n) and n != FULL_VIEW}
+        ranked = sorted(measured.items(), key=lambda item: (-item[1].macro, item[1].exposed_chars, item[0]))
+        if ranked and ranked[0][1].sets >= MIN_SETS:
+            name, stats = ranked[0]
+            basis = f"best macro-averaged over {stats.sets} long-document sets"
+        else:
+            name = self.defaults.get(artifact_type, FALLBACK_CONFIGURATION)
+            name = name if runnable(name) else FALLBACK_CONFIGURATION
+            stats = measured.get(name, RobustStats())
+            basis = (
+                f"the {artifact_type} default" if name != FALLBACK_CONFIGURATION else "plain BM25 snippets"
+            ) + f" (fewer than {MIN_SETS} long-document sets to choose another by)"
+        measured_as = (
+            f": {100 * stats.macro:.0f}% hit macro-averaged, reliability {stats.reliability:.2f} over "
+            f"{stats.trials} long-document requests at {stats.exposed_chars:.0f} chars"
+            if stats.trials
+            else ": not measured on long documents"
+        )
+        return Choice(
+            name,
+            f"{why}: the robust default, {basis}{measured_as}",
+            group,
+            reliability=round(stats.reliability, 3) if stats.trials else None,
+            robust=True,
         )
 
     def observe_follow_up(self, group: str, configuration: str, exposed_chars: int) -> None:
@@ -159,6 +229,11 @@ class Selector:
         data = {
             "tau": TAU,
             "defaults": self.defaults,
+            "sets": dict(sorted(self.sets.items())),
+            "robust": {
+                c: [r.trials, r.successes, round(r.exposed_chars, 1), r.sets, round(r.macro, 4)]
+                for c, r in sorted(self.robust.items())
+            },
             "groups": {
                 g: {
                     c: [s.trials, s.successes, round(s.exposed_chars, 1), round(s.follow_up_chars, 1), s.follow_ups]
@@ -175,7 +250,14 @@ class Selector:
             return cls()
         data = json.loads(path.read_text())
         groups = {g: {c: _stats(values) for c, values in cs.items()} for g, cs in data.get("groups", {}).items()}
-        return cls(groups=groups, defaults=dict(data.get("defaults", {})))
+        robust = {
+            c: RobustStats(
+                trials=int(v[0]), successes=int(v[1]), exposed_chars=float(v[2]), sets=int(v[3]), macro=float(v[4])
+            )
+            for c, v in data.get("robust", {}).items()
+        }
+        sets = {g: int(n) for g, n in data.get("sets", {}).items()}
+        return cls(groups=groups, defaults=dict(data.get("defaults", {})), sets=sets, robust=robust)
 
 
 def _stats(values: list[float]) -> Stats:

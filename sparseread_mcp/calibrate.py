@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 SUCCESS_SHARE = 0.8
 #: Documents in this size band are long: the robust default is chosen over them.
 LONG_BAND = ">32k"
-#: A development set counts toward the robust default with at least this many long-document requests.
+#: A development set counts toward the robust default with at least this many (long-document) requests.
 MIN_LONG_REQUESTS = 10
 Half = Literal["calibration", "evaluation", "all"]
 
@@ -157,6 +157,7 @@ def calibrate_from(answers: Iterable[Answered]) -> Selector:
     selector = Selector(defaults={})
     group_sets: dict[str, set[str]] = defaultdict(set)
     long: dict[str, dict[str, list[tuple[bool, int]]]] = defaultdict(lambda: defaultdict(list))
+    every: dict[str, dict[str, list[tuple[bool, int]]]] = defaultdict(lambda: defaultdict(list))
     for answered in answers:
         group_sets[answered.group].add(answered.set_name)
         for name, (success, exposed) in answered.results.items():
@@ -164,23 +165,32 @@ def calibrate_from(answers: Iterable[Answered]) -> Selector:
             # What follows a miss: the agent escalates to the faithful full view (the gate's fallback).
             # Charged as observed follow-up, so a cheap but often-wrong configuration costs what it causes.
             selector.observe_follow_up(answered.group, name, 0 if success else answered.full_chars)
+            every[name][answered.set_name].append((success, exposed))
             if answered.long:
                 long[name][answered.set_name].append((success, exposed))
         selector.record(answered.group, FULL_VIEW, success=True, exposed_chars=answered.full_chars)
     selector.sets = {group: len(names) for group, names in group_sets.items()}
-    for name, by_set in long.items():
+    selector.robust = _macro_stats(long)
+    selector.robust_all = _macro_stats(every)
+    return selector
+
+
+def _macro_stats(table: dict[str, dict[str, list[tuple[bool, int]]]]) -> dict[str, RobustStats]:
+    """Per configuration: pooled counts and the hit rate macro-averaged over the sets with enough requests."""
+    stats: dict[str, RobustStats] = {}
+    for name, by_set in table.items():
         counted = [rows for rows in by_set.values() if len(rows) >= MIN_LONG_REQUESTS]
         pooled = [row for rows in counted for row in rows]
         if not pooled:
             continue
-        selector.robust[name] = RobustStats(
+        stats[name] = RobustStats(
             trials=len(pooled),
             successes=sum(success for success, _ in pooled),
             exposed_chars=sum(exposed for _, exposed in pooled) / len(pooled),
             sets=len(counted),
             macro=sum(sum(success for success, _ in rows) / len(rows) for rows in counted) / len(counted),
         )
-    return selector
+    return stats
 
 
 def gold_spans(row: dict[str, Any]) -> list[tuple[int, int]]:

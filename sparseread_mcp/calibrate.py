@@ -176,20 +176,29 @@ def calibrate_from(answers: Iterable[Answered]) -> Selector:
 
 
 def _macro_stats(table: dict[str, dict[str, list[tuple[bool, int]]]]) -> dict[str, RobustStats]:
-    """Per configuration: pooled counts and the hit rate macro-averaged over the sets with enough requests."""
+    """Per configuration: pooled counts, the hit rate macro-averaged over the sets with enough requests,
+    and its worst shortfall on any of those sets against the best configuration there (regret)."""
+    rates: dict[str, dict[str, float]] = {}
     stats: dict[str, RobustStats] = {}
     for name, by_set in table.items():
-        counted = [rows for rows in by_set.values() if len(rows) >= MIN_LONG_REQUESTS]
-        pooled = [row for rows in counted for row in rows]
+        counted = {s: rows for s, rows in by_set.items() if len(rows) >= MIN_LONG_REQUESTS}
+        pooled = [row for rows in counted.values() for row in rows]
         if not pooled:
             continue
+        rates[name] = {s: sum(success for success, _ in rows) / len(rows) for s, rows in counted.items()}
         stats[name] = RobustStats(
             trials=len(pooled),
             successes=sum(success for success, _ in pooled),
             exposed_chars=sum(exposed for _, exposed in pooled) / len(pooled),
             sets=len(counted),
-            macro=sum(sum(success for success, _ in rows) / len(rows) for rows in counted) / len(counted),
+            macro=sum(rates[name].values()) / len(counted),
         )
+    best: dict[str, float] = defaultdict(float)
+    for set_rates in rates.values():
+        for set_name, rate in set_rates.items():
+            best[set_name] = max(best[set_name], rate)
+    for name, set_rates in rates.items():
+        stats[name].regret = max(best[s] - rate for s, rate in set_rates.items())
     return stats
 
 

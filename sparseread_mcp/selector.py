@@ -7,8 +7,10 @@ only trusted as far as its evidence goes:
 - when no configuration clears tau, the full view answers only if that verdict comes from at least
   MIN_SETS development sets (the evidence for that kind of request says sparse reading fails); a verdict
   from one set is about that set's documents, unlike the request at hand, so the robust default answers.
-The robust default is the sparse configuration with the best hit rate macro-averaged over every
-long-document development set (at least MIN_SETS of them; else plain BM25 snippets); its measured
+The robust default is the sparse configuration that falls least short of the best one on any
+development set, ties to the best macro-averaged hit rate: over the long-document sets for a long
+request (when at least MIN_SETS have long documents), over every set otherwise (at least MIN_SETS;
+else the type's default, else plain BM25 snippets); its measured
 reliability travels with the choice. Reliability is calibrated once; only costs adapt online (exposed
 characters plus a per-call overhead plus the mean follow-up exposure observed after this configuration
 answered).
@@ -33,6 +35,8 @@ FULL_VIEW = "full_view"
 #: A type with too few calibration requests reads with this.
 FALLBACK_CONFIGURATION = "bm25 x snippets"
 SIZE_BANDS = ((8_000, "<=8k"), (32_000, "8k-32k"))
+#: Above this many characters a document is long (the last size band).
+LONG_CHARS = SIZE_BANDS[-1][0]
 TABLE = Path(__file__).with_name("calibration.json")
 
 
@@ -102,6 +106,8 @@ class RobustStats:
     exposed_chars: float = 0.0
     sets: int = 0
     macro: float = 0.0
+    #: The most it falls short of the best configuration on any one of those sets (hit-rate points / 100).
+    regret: float = 0.0
 
     @property
     def reliability(self) -> float:
@@ -183,23 +189,27 @@ class Selector:
         )
 
     def robust_default(self, group: str, artifact_type: str, runnable: Callable[[str], bool], why: str) -> Choice:
-        """The sparse configuration best macro-averaged over the long-document sets (when fewer than
-        MIN_SETS sets measured it: the type's default, else plain BM25 snippets), with its measured
-        reliability."""
+        """The sparse configuration with the least worst-case shortfall over the long-document sets for a
+        long request, else over every set (when fewer than MIN_SETS sets measured it: the type's default,
+        else plain BM25 snippets), with its measured reliability."""
         with self._lock:
             measured = {n: r for n, r in self.robust.items() if runnable(n) and n != FULL_VIEW}
             everywhere = {n: r for n, r in self.robust_all.items() if runnable(n) and n != FULL_VIEW}
 
         def best(table: dict[str, RobustStats]) -> tuple[str, RobustStats] | None:
-            ranked = sorted(table.items(), key=lambda item: (-item[1].macro, item[1].exposed_chars, item[0]))
+            # Robust: the smallest worst-case shortfall on any set, then the best macro, then the cheapest.
+            ranked = sorted(
+                table.items(), key=lambda item: (item[1].regret, -item[1].macro, item[1].exposed_chars, item[0])
+            )
             return ranked[0] if ranked and ranked[0][1].sets >= MIN_SETS else None
 
-        if (found := best(measured)) is not None:
+        long_request = group.split("|")[1:2] == [size_band(LONG_CHARS + 1)]
+        if long_request and (found := best(measured)) is not None:
             name, stats = found
-            basis = f"best macro-averaged over {stats.sets} long-document sets"
+            basis = f"the least worst-case shortfall over {stats.sets} long-document sets"
         elif (found := best(everywhere)) is not None:
             name, stats = found
-            basis = f"best macro-averaged over {stats.sets} development sets (< {MIN_SETS} with long documents)"
+            basis = f"the least worst-case shortfall over {stats.sets} development sets"
         else:
             name = self.defaults.get(artifact_type, FALLBACK_CONFIGURATION)
             name = name if runnable(name) else FALLBACK_CONFIGURATION
@@ -270,7 +280,7 @@ class Selector:
 
 def _robust_rows(table: dict[str, RobustStats]) -> dict[str, list[float]]:
     return {
-        c: [r.trials, r.successes, round(r.exposed_chars, 1), r.sets, round(r.macro, 4)]
+        c: [r.trials, r.successes, round(r.exposed_chars, 1), r.sets, round(r.macro, 4), round(r.regret, 4)]
         for c, r in sorted(table.items())
     }
 
@@ -278,7 +288,12 @@ def _robust_rows(table: dict[str, RobustStats]) -> dict[str, list[float]]:
 def _robust_stats(rows: dict[str, list[float]]) -> dict[str, RobustStats]:
     return {
         c: RobustStats(
-            trials=int(v[0]), successes=int(v[1]), exposed_chars=float(v[2]), sets=int(v[3]), macro=float(v[4])
+            trials=int(v[0]),
+            successes=int(v[1]),
+            exposed_chars=float(v[2]),
+            sets=int(v[3]),
+            macro=float(v[4]),
+            regret=float(v[5]) if len(v) > 5 else 0.0,
         )
         for c, v in rows.items()
     }

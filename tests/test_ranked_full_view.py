@@ -115,3 +115,34 @@ def test_focus_collect_and_refine_in_one_episode_never_send_a_character_twice(tm
     assert "".join(text[s:e] for s, e in spans).replace(" ", "") == text.replace(" ", "")
     last = pages[-1].exposure
     assert last.episode_chars + last.full_view_delivered_chars <= 2 * last.full_view_chars
+
+
+def test_ranked_pages_of_a_multi_line_file_stay_whole_lines_and_cover_it_once(tmp_path: Path) -> None:
+    lines = [
+        f"Row {i}: the {WORDS[i % len(WORDS)]} and the {WORDS[(i * 7) % len(WORDS)]} of year {i}." for i in range(2500)
+    ]
+    lines[1700] = "Row 1700: the zeppelin hangar was rebuilt by the harbour guild."
+    lines[600] = "Row 600: the World Bank gave aid to the province after the flood."
+    text = "\n".join(lines) + "\n"
+    engine = full_view_engine(tmp_path, text, table=True)
+    goal = "Which aid did the World Bank give?"
+    focus = engine.read("s", ReadRequest(target="article.txt", intent=Intent(goal=goal), budget_tokens=2000))
+    # Page 1 begins at the best passage, at a line start, well past the file's start.
+    assert "World Bank" in focus.items[0].text and focus.items[0].text.startswith("Row 5")
+    slots = [Slot(id="hangar", question="Who rebuilt the zeppelin hangar?")]
+    collect = engine.read(
+        "s",
+        ReadRequest(target="article.txt", action="collect", intent=Intent(goal=goal, slots=slots), budget_tokens=2000),
+    )
+    assert "zeppelin hangar" in collect.items[0].text and collect.items[0].text.startswith("Row 1")
+    pages = [focus, collect]
+    while pages[-1].cursor:
+        pages.append(engine.read("s", ReadRequest(target="article.txt", cursor=pages[-1].cursor, budget_tokens=2000)))
+    assert len(pages) < 60
+    for page in pages:
+        for item in page.items:  # whole lines: every page's pointer names exactly its text
+            shown = item.text.rstrip("\n").split("\n")  # the last page keeps the file's final newline
+            assert shown[0] in lines and shown[-1] in lines
+    spans = sorted(spans_of(text, pages))
+    assert all(a_end <= b_start for (_, a_end), (b_start, _) in itertools.pairwise(spans))
+    assert "".join(text[s:e] for s, e in spans).replace("\n", "") == text.replace("\n", "")

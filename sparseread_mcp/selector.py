@@ -5,8 +5,10 @@ type x size band of the full view x intent type. The threshold is never relaxed,
 only trusted as far as its evidence goes:
 - a group with fewer than MIN_REQUESTS requests is thin: it answers with the robust sparse default;
 - when no configuration clears tau, the full view answers only if that verdict comes from at least
-  MIN_SETS development sets (the evidence for that kind of request says sparse reading fails); a verdict
-  from one set is about that set's documents, unlike the request at hand, so the robust default answers.
+  MIN_SETS development sets and sparse reading fails there: even the cheapest configuration, each miss
+  charged the full view it escalates to, costs more in expectation than the full view; otherwise that
+  cheapest configuration answers, its reliability reported. A verdict from one set is about that set's
+  documents, unlike the request at hand, so the robust default answers.
 The robust default is the sparse configuration that falls least short of the best one on any
 development set, ties to the best macro-averaged hit rate: over the long-document sets for a long
 request (when at least MIN_SETS have long documents), over every set otherwise (at least MIN_SETS;
@@ -174,10 +176,26 @@ class Selector:
                     f"no configuration reaches reliability {TAU} in {group}{detail}, but that rests on {sets} "
                     f"development set(s) (< {MIN_SETS}), unlike enough from this request not to send the full view",
                 )
+            # Sparse reading fails for this group when even its cheapest configuration, each miss charged
+            # the full view it escalates to, costs more in expectation than the full view itself. A table
+            # without follow-up exposure cannot say what a miss costs: the full view, as before.
+            tries = [(costs[n], n) for n, st in stats.items() if n != FULL_VIEW and st.follow_ups]
+            full_cost = costs.get(FULL_VIEW)
+            if tries and full_cost is not None and min(tries)[0] < full_cost:
+                cost, name = min(tries)
+                return Choice(
+                    name,
+                    f"no configuration reaches reliability {TAU} in {group}{detail}, but reading sparsely first "
+                    f"is cheaper in expectation than the full view over {sets} development sets (misses escalate "
+                    f"to it): est. {cost:.0f} against {full_cost:.0f} chars",
+                    group,
+                    reliability=round(stats[name].reliability, 3),
+                    robust=True,
+                )
             return Choice(
                 FULL_VIEW,
-                f"no configuration reaches reliability {TAU} in {group}{detail} over {sets} development sets: "
-                "the full view",
+                f"no configuration reaches reliability {TAU} in {group}{detail} over {sets} development sets, "
+                "and none is cheaper in expectation than the full view: the full view",
                 group,
             )
         cost, name = min(qualified)

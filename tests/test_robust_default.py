@@ -54,9 +54,15 @@ def test_a_sparse_fails_verdict_from_one_set_is_not_enough_for_the_full_view() -
     assert "1 development set(s)" in choice.reason
     # One long set only: no robust configuration can be chosen by, so plain BM25 snippets answers.
     assert choice.configuration == "bm25 x snippets" and "plain BM25 snippets" in choice.reason
-    # The same verdict from two sets is evidence that sparse reading fails for that kind of request.
+    # The same verdict from two sets, where a few hits still make sparse reading first cheaper in
+    # expectation than the full view (each miss charged the full view): the cheapest, with its reliability.
     rows += [answered("reports", LONG, 200_000, {"bm25 x snippets": i < 1, "bm25 x windows": i < 2}) for i in range(30)]
-    assert calibrate_from(rows).choose(LONG, "text").configuration == FULL_VIEW
+    two = calibrate_from(rows).choose(LONG, "text")
+    assert two.configuration == "bm25 x windows" and two.reliability is not None
+    assert "cheaper in expectation than the full view over 2 development sets" in two.reason
+    # Two sets where sparse reading never hits: it fails for that kind of request, so the full view.
+    never = [answered(n, LONG, 200_000, {"bm25 x snippets": False}) for n in ("a", "b") for _ in range(30)]
+    assert calibrate_from(never).choose(LONG, "text").configuration == FULL_VIEW
 
 
 def test_a_live_read_names_the_robust_default_its_reliability_and_what_next(tmp_path: Path) -> None:

@@ -475,7 +475,8 @@ class ReadEngine:
             )
         # Any cursor of a full view still being paged is live: a ranked page (a refine, a new focus) may
         # have moved the latest one, and the pages only ever cover what was not sent yet.
-        if episode is None or not offset_text.isdigit() or episode.full_view_next is None:
+        live = offset_text.isdigit() and len(offset_text) <= 15  # an offset, never a 4,300-digit int() error
+        if episode is None or not live or episode.full_view_next is None:
             raise IntentError(f"cursor {cursor!r} is not a live cursor of this session; call sro_read again")
         parsed = self.open(episode.path)
         if parsed.artifact.fingerprint != episode.fingerprint:

@@ -8,7 +8,10 @@ import itertools
 import random
 from pathlib import Path
 
+import pytest
+
 from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
+from sparseread_mcp.errors import IntentError
 from sparseread_mcp.models import EvidencePack, Slot
 from sparseread_mcp.protocol.intents import query_for
 from sparseread_mcp.selection import Selection
@@ -146,3 +149,19 @@ def test_ranked_pages_of_a_multi_line_file_stay_whole_lines_and_cover_it_once(tm
     spans = sorted(spans_of(text, pages))
     assert all(a_end <= b_start for (_, a_end), (b_start, _) in itertools.pairwise(spans))
     assert "".join(text[s:e] for s, e in spans).replace("\n", "") == text.replace("\n", "")
+
+
+def test_an_earlier_cursor_stays_live_and_never_resends(tmp_path: Path) -> None:
+    text = single_line_document()
+    engine = full_view_engine(tmp_path, text, table=True)
+    goal = "How much aid did the World Bank provide to Turkey?"
+    focus = engine.read("s", ReadRequest(target="article.txt", intent=Intent(goal=goal), budget_tokens=3000))
+    refine = engine.read(
+        "s", ReadRequest(target="article.txt", action="refine", intent=Intent(goal=goal, needles=["zeppelin"]))
+    )
+    assert focus.cursor and refine.items and "zeppelin" in refine.items[0].text
+    later = engine.read("s", ReadRequest(target="article.txt", cursor=focus.cursor, budget_tokens=3000))
+    spans = sorted(spans_of(text, [focus, refine, later]))
+    assert all(a_end <= b_start for (_, a_end), (b_start, _) in itertools.pairwise(spans))
+    with pytest.raises(IntentError):
+        engine.read("s", ReadRequest(target="article.txt", cursor=f"{focus.episode.id}:{'9' * 5000}"))

@@ -167,7 +167,8 @@ class Selector:
         if not qualified:
             best = max(((s.reliability, n) for n, s in stats.items() if n != FULL_VIEW), default=None)
             detail = f" (best: {best[1]} at {best[0]:.2f})" if best else ""
-            sets = self.sets.get(group, 0) if self.sets else MIN_SETS
+            sets = self.sets.get(group, 0) if self.sets else MIN_SETS  # older tables: trusted as before
+            over = f"over {sets} development sets" if self.sets else "(development sets not recorded)"
             if sets < MIN_SETS:
                 return self.robust_default(
                     group,
@@ -186,7 +187,7 @@ class Selector:
                 return Choice(
                     name,
                     f"no configuration reaches reliability {TAU} in {group}{detail}, but reading sparsely first "
-                    f"is cheaper in expectation than the full view over {sets} development sets (misses escalate "
+                    f"is cheaper in expectation than the full view {over} (misses escalate "
                     f"to it): est. {cost:.0f} against {full_cost:.0f} chars",
                     group,
                     reliability=round(stats[name].reliability, 3),
@@ -194,7 +195,7 @@ class Selector:
                 )
             return Choice(
                 FULL_VIEW,
-                f"no configuration reaches reliability {TAU} in {group}{detail} over {sets} development sets, "
+                f"no configuration reaches reliability {TAU} in {group}{detail} {over}, "
                 "and none is cheaper in expectation than the full view: the full view",
                 group,
             )

@@ -35,6 +35,17 @@ BM25 = "bm25 x snippets"
 MARGIN_POINTS = 2.0
 
 
+class Only:
+    """A LocatorSet limited to some methods (dense alone is never chosen by `auto`, so a run may skip it)."""
+
+    def __init__(self, locators: LocatorSet, methods: list[str]) -> None:
+        self._locators = locators
+        self.available = [m for m in locators.available if m in methods]
+
+    def get(self, method: str) -> Any:
+        return self._locators.get(method)
+
+
 def collect(data: Path, locators: LocatorSet, passage_chars: int) -> list[tuple[Answered, str, tuple[bool, int]]]:
     """Every request answered by every configuration, with its artifact type and the grep baseline."""
     live = exposure_chars(None, passage_chars)
@@ -135,11 +146,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
     parser.add_argument("--lexical-only", action="store_true", help="BM25 and lexical only (no dense, no hybrid)")
+    parser.add_argument("--methods", nargs="+", help="only these location methods (default: all available)")
     parser.add_argument("--passage-chars", type=int, default=500)
     args = parser.parse_args(argv)
     locators = LocatorSet()
     if args.lexical_only:
         locators.semantic = False
+    if args.methods:
+        locators = Only(locators, args.methods)  # type: ignore[assignment]
     result = run(args.data, locators, args.passage_chars)
     print(f"methods: {', '.join(locators.available)}; exposure at the live focus budget")
     print("\n".join(report(result)))

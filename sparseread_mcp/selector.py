@@ -9,13 +9,13 @@ only trusted as far as its evidence goes:
   charged the full view it escalates to, costs more in expectation than the full view; otherwise that
   cheapest configuration answers, its reliability reported. A verdict from one set is about that set's
   documents, unlike the request at hand, so the robust default answers.
-The robust default is the sparse configuration that falls least short of the best one on any
-development set, ties to the best macro-averaged hit rate: over the long-document sets for a long
-request (when at least MIN_SETS have long documents), over every set otherwise (at least MIN_SETS;
-else the type's default, else plain BM25 snippets); its measured
-reliability travels with the choice. Reliability is calibrated once; only costs adapt online (exposed
-characters plus a per-call overhead plus the mean follow-up exposure observed after this configuration
-answered).
+The robust default is the lexical sparse configuration (BM25 or lexical; dense and hybrid only where
+calibration shows them winning) that falls least short of the best one on any development set, ties to
+the best macro-averaged hit rate: over the long-document sets for a long request (when at least MIN_SETS
+have long documents), over every set otherwise when calibration measured that artifact type at all (at
+least MIN_SETS sets; else the type's default, else plain BM25 snippets); its measured reliability
+travels with the choice. Reliability is calibrated once; only costs adapt online (exposed characters
+plus a per-call overhead plus the mean follow-up exposure observed after this configuration answered).
 """
 
 from __future__ import annotations
@@ -36,6 +36,9 @@ Z95 = 1.959964
 FULL_VIEW = "full_view"
 #: A type with too few calibration requests reads with this.
 FALLBACK_CONFIGURATION = "bm25 x snippets"
+#: The robust default is chosen among these methods only: dense and hybrid are offered only in groups whose
+#: calibration shows them winning, never on files unlike every calibration set.
+ROBUST_METHODS = frozenset({"bm25", "lexical"})
 SIZE_BANDS = ((8_000, "<=8k"), (32_000, "8k-32k"))
 #: Above this many characters a document is long (the last size band).
 LONG_CHARS = SIZE_BANDS[-1][0]
@@ -211,9 +214,15 @@ class Selector:
         """The sparse configuration with the least worst-case shortfall over the long-document sets for a
         long request, else over every set (when fewer than MIN_SETS sets measured it: the type's default,
         else plain BM25 snippets), with its measured reliability."""
+
+        def offered(name: str) -> bool:
+            return runnable(name) and split_configuration(name)[0] in ROBUST_METHODS
+
         with self._lock:
-            measured = {n: r for n, r in self.robust.items() if runnable(n) and n != FULL_VIEW}
-            everywhere = {n: r for n, r in self.robust_all.items() if runnable(n) and n != FULL_VIEW}
+            measured = {n: r for n, r in self.robust.items() if offered(n)}
+            # Types no development set measured (code, logs, ...) keep their own default.
+            typed = any(g.startswith(artifact_type + "|") for g in self.groups)
+            everywhere = {n: r for n, r in self.robust_all.items() if offered(n)} if typed else {}
 
         def best(table: dict[str, RobustStats]) -> tuple[str, RobustStats] | None:
             # Robust: the smallest worst-case shortfall on any set, then the best macro, then the cheapest.

@@ -40,10 +40,13 @@ def test_the_robust_default_falls_least_short_on_any_set_not_best_pooled() -> No
     assert choice.robust and choice.configuration == "bm25 x snippets"
     assert choice.reliability is not None and 0 < choice.reliability < 0.45
     assert "robust default" in choice.reason and "shortfall over 2 long-document sets" in choice.reason
-    # A short request is unlike long documents: its robust default is measured over every set (here the
-    # same two, as no short set was calibrated).
-    short = selector.choose(SHORT, "markdown")
+    # A short request is unlike long documents: its robust default is measured over every set of a type
+    # calibration measured (here the same two sets, as no short set was calibrated).
+    short = selector.choose("text|<=8k|selective fact", "text")
     assert short.robust and "shortfall over 2 development sets" in short.reason
+    # A type no development set measured (code, logs) keeps its own default.
+    code = selector.choose("code|<=8k|selective fact", "code")
+    assert code.robust and code.configuration == "bm25 x snippets" and "plain BM25 snippets" in code.reason
 
 
 def test_a_sparse_fails_verdict_from_one_set_is_not_enough_for_the_full_view() -> None:

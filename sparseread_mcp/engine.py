@@ -46,7 +46,7 @@ from .revisions import Revisions
 from .roots import Roots
 from .savings import build_trace, card_call, preview_call, read_call
 from .selection import Selection as ConfigurationSelection
-from .selector import FULL_VIEW
+from .selector import FULL_VIEW, TAU
 from .tokens import TokenCounter
 from .views import card_pack, full_or_degraded, lines_of, outline_pack
 
@@ -366,8 +366,10 @@ class ReadEngine:
             return full_or_degraded(d, route, self.counter, extras, decision="full_view", reason=reason, start=origin)
         extras.selection = Selection(configuration=configuration, reason=choice.reason, reliability=choice.reliability)
         if choice.robust:
+            low = choice.reliability is None or choice.reliability < TAU
+            why = "below the calibrated reliability threshold" if low else "from calibration on other files"
             extras.next.append(
-                "the robust default answered (no calibration fits this request): if the evidence is not here, "
+                f"this sparse answer is {why} (see selection.reliability): if the evidence is not here, "
                 "refine, add needles, or ask view='full' (its pages begin at the best match)"
             )
         locator = self.locators.get(choice.method)

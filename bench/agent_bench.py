@@ -44,11 +44,13 @@ from mcp import Client, StdioServerParameters
 from mcp.types import CallToolResult, TextContent
 
 from sparseread_mcp import Settings
-from sparseread_mcp.calibrate import covered, gold_spans
+from sparseread_mcp.calibrate import covered, doc_file, gold_spans
 from sparseread_mcp.tokens import TokenCounter
 
 REPO = Path(__file__).resolve().parent.parent
-SETS = ("financebench", "tatqa", "fetaqa")
+SETS = ("financebench", "tatqa", "fetaqa", "contracts")
+#: Documents longer than this many characters are reported as long.
+LONG_CHARS = 32_000
 MODES = ("product", "sparse")
 #: Gate decisions after which the episode is closed: refining it would return nothing new.
 CLOSING = frozenset({"full_view", "fallback", "native_fit"})
@@ -229,6 +231,7 @@ async def run_question(docs: Path, question: Json, policy: Policy, mode: str, co
         "tokens": seen.tokens,
         "steps": seen.steps,
         "full_tokens": full,
+        "doc_chars": len(text),
         "ratio": seen.tokens / max(1, full),
         "gold_share": share,
         "hit": share is not None and share >= 0.8,
@@ -244,7 +247,8 @@ async def run_question(docs: Path, question: Json, policy: Policy, mode: str, co
 
 def sample(folder: Path, limit: int, seed: int) -> list[Json]:
     rows = [json.loads(line) for line in (folder / "questions.jsonl").read_text().splitlines() if line.strip()]
-    rows = [r for r in rows if gold_spans(r) and "doc_file" in r]
+    rows = [{**r, "doc_file": doc_file(folder, r)} for r in rows]
+    rows = [r for r in rows if gold_spans(r) and r["doc_file"]]
     picked = sorted(random.Random(seed).sample(range(len(rows)), min(limit, len(rows))))
     return [rows[i] for i in picked]
 
@@ -362,6 +366,11 @@ def main(argv: list[str] | None = None) -> Json:
                 print(f"  {name} {mode} {q['qid']}: {runs[-1]['tokens']:,} tokens", file=sys.stderr, flush=True)
             questions += [{"set": name, **r} for r in runs]
             rows.append(summarize(name, mode, runs))
+    for mode in args.modes:  # long and short documents apart, over every set
+        for label, keep in (("long docs", True), ("short docs", False)):
+            runs = [q for q in questions if q["mode"] == mode and (q["doc_chars"] > LONG_CHARS) == keep]
+            if runs:
+                rows.append(summarize(label, mode, runs))
     schema = anyio.run(schema_tokens, args.data / SETS[0] / "docs", counter)
     for line in table(rows, policy, schema):
         print(line, flush=True)

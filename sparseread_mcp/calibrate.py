@@ -1,7 +1,8 @@
 """`sparseread-mcp calibrate`: rebuild the calibration table from development question sets.
 
-Any folder with a `questions.jsonl` whose rows name a `doc_file` and gold character spans (`gold_spans`
-[{start, end}], `gold_spans_merged` [[start, end]] or `gold_row_spans`) is a calibration set. Requests
+Any folder with a `questions.jsonl` whose rows name a `doc_file` (or a `doc_id` with one file
+`docs/<doc_id>.*`) and gold character spans (`gold_spans` [{start, end}], `gold_spans_merged`
+[[start, end]] or `gold_row_spans`) is a calibration set. Requests
 are split by a hash of their id: one half calibrates, the other is kept for evaluation (the benchmark
 scores the selector there, never on what it was calibrated on). Each calibration request is answered by
 every configuration this installation can run, with the exposure a live `focus` uses
@@ -15,7 +16,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Iterator
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -29,11 +31,15 @@ from .protocol.actions import exposure_chars
 from .readers.base import ParsedArtifact
 from .readers.registry import default_registry
 from .roots import Roots
-from .selector import FULL_VIEW, Selector, configuration_name, group_of, intent_type
+from .selector import FULL_VIEW, RobustStats, Selector, configuration_name, group_of, intent_type, size_band
 
 log = logging.getLogger(__name__)
 
 SUCCESS_SHARE = 0.8
+#: Documents in this size band are long: the robust default is chosen over them.
+LONG_BAND = ">32k"
+#: A development set counts toward the robust default with at least this many (long-document) requests.
+MIN_LONG_REQUESTS = 10
 Half = Literal["calibration", "evaluation", "all"]
 
 
@@ -68,14 +74,26 @@ def requests(data: Path, *, half: Half = "calibration", passage_chars: int = 500
             row = json.loads(line)
             qid = str(row.get("qid", f"{questions.parent.name}-{number}"))
             gold = gold_spans(row)
-            if not gold or "doc_file" not in row or (half != "all" and half_of(qid) != half):
+            doc = doc_file(questions.parent, row)
+            if not gold or doc is None or (half != "all" and half_of(qid) != half):
                 continue
-            doc = str(row["doc_file"])
             if doc not in parsed_by_doc:
                 parsed_by_doc[doc] = _parse(roots, registry, doc, passage_chars)
             parsed = parsed_by_doc[doc]
             if parsed is not None:
                 yield Request(questions.parent.name, qid, str(row.get("question", "")), parsed, gold, row)
+
+
+def doc_file(folder: Path, row: dict[str, Any]) -> str | None:
+    """The row's document: its `doc_file`, else the one file `docs/<doc_id>.*` in the set's folder."""
+    if "doc_file" in row:
+        return str(row["doc_file"])
+    doc_id = str(row.get("doc_id", ""))
+    docs = folder / "docs"
+    if not doc_id or not docs.is_dir():
+        return None
+    found = [p.name for p in docs.iterdir() if p.is_file() and p.stem == doc_id]
+    return f"docs/{found[0]}" if len(found) == 1 else None
 
 
 def _parse(roots: Roots, registry: Any, doc: str, passage_chars: int) -> ParsedArtifact | None:
@@ -101,21 +119,87 @@ def answer(
     return spans, covered(spans, request.gold)
 
 
+@dataclass(frozen=True, slots=True)
+class Answered:
+    """One calibration request answered by every configuration: (success, exposed characters) each."""
+
+    set_name: str
+    group: str
+    full_chars: int
+    results: dict[str, tuple[bool, int]]
+
+    @property
+    def long(self) -> bool:
+        return size_band(self.full_chars) == LONG_BAND
+
+
+def answer_all(request: Request, locators: LocatorSet, max_chars: int) -> Answered:
+    results: dict[str, tuple[bool, int]] = {}
+    for method in locators.available:
+        for form in EXPOSURE_FORMS:
+            spans, share = answer(request, locators, method, form, max_chars)
+            results[configuration_name(method, form)] = (share >= SUCCESS_SHARE, sum(e - s for s, e in spans))
+    return Answered(request.set_name, request.group, len(request.parsed.artifact.text), results)
+
+
 def calibrate(data: Path, *, passage_chars: int = 500, locators: LocatorSet | None = None) -> Selector:
     locators = locators or LocatorSet()
-    selector = Selector(defaults={})
     max_chars = exposure_chars(None, passage_chars)
-    for request in requests(data, half="calibration", passage_chars=passage_chars):
-        for method in locators.available:
-            for form in EXPOSURE_FORMS:
-                spans, share = answer(request, locators, method, form, max_chars)
-                name, success = configuration_name(method, form), share >= SUCCESS_SHARE
-                selector.record(request.group, name, success=success, exposed_chars=sum(e - s for s, e in spans))
-                # What follows a miss: the agent escalates to the faithful full view (the gate's fallback).
-                # Charged as observed follow-up, so a cheap but often-wrong configuration costs what it causes.
-                selector.observe_follow_up(request.group, name, 0 if success else len(request.parsed.artifact.text))
-        selector.record(request.group, FULL_VIEW, success=True, exposed_chars=len(request.parsed.artifact.text))
+    return calibrate_from(
+        answer_all(request, locators, max_chars)
+        for request in requests(data, half="calibration", passage_chars=passage_chars)
+    )
+
+
+def calibrate_from(answers: Iterable[Answered]) -> Selector:
+    """The table from answered requests: per group and configuration, how many development sets each
+    group rests on, and every sparse configuration over long documents (for the robust default)."""
+    selector = Selector(defaults={})
+    group_sets: dict[str, set[str]] = defaultdict(set)
+    long: dict[str, dict[str, list[tuple[bool, int]]]] = defaultdict(lambda: defaultdict(list))
+    every: dict[str, dict[str, list[tuple[bool, int]]]] = defaultdict(lambda: defaultdict(list))
+    for answered in answers:
+        group_sets[answered.group].add(answered.set_name)
+        for name, (success, exposed) in answered.results.items():
+            selector.record(answered.group, name, success=success, exposed_chars=exposed)
+            # What follows a miss: the agent escalates to the faithful full view (the gate's fallback).
+            # Charged as observed follow-up, so a cheap but often-wrong configuration costs what it causes.
+            selector.observe_follow_up(answered.group, name, 0 if success else answered.full_chars)
+            every[name][answered.set_name].append((success, exposed))
+            if answered.long:
+                long[name][answered.set_name].append((success, exposed))
+        selector.record(answered.group, FULL_VIEW, success=True, exposed_chars=answered.full_chars)
+    selector.sets = {group: len(names) for group, names in group_sets.items()}
+    selector.robust = _macro_stats(long)
+    selector.robust_all = _macro_stats(every)
     return selector
+
+
+def _macro_stats(table: dict[str, dict[str, list[tuple[bool, int]]]]) -> dict[str, RobustStats]:
+    """Per configuration: pooled counts, the hit rate macro-averaged over the sets with enough requests,
+    and its worst shortfall on any of those sets against the best configuration there (regret)."""
+    rates: dict[str, dict[str, float]] = {}
+    stats: dict[str, RobustStats] = {}
+    for name, by_set in table.items():
+        counted = {s: rows for s, rows in by_set.items() if len(rows) >= MIN_LONG_REQUESTS}
+        pooled = [row for rows in counted.values() for row in rows]
+        if not pooled:
+            continue
+        rates[name] = {s: sum(success for success, _ in rows) / len(rows) for s, rows in counted.items()}
+        stats[name] = RobustStats(
+            trials=len(pooled),
+            successes=sum(success for success, _ in pooled),
+            exposed_chars=sum(exposed for _, exposed in pooled) / len(pooled),
+            sets=len(counted),
+            macro=sum(rates[name].values()) / len(counted),
+        )
+    best: dict[str, float] = defaultdict(float)
+    for set_rates in rates.values():
+        for set_name, rate in set_rates.items():
+            best[set_name] = max(best[set_name], rate)
+    for name, set_rates in rates.items():
+        stats[name].regret = max(best[s] - rate for s, rate in set_rates.items())
+    return stats
 
 
 def gold_spans(row: dict[str, Any]) -> list[tuple[int, int]]:

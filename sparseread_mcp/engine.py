@@ -25,13 +25,13 @@ from .errors import (
 from .evidence import Candidate, pointer_for
 from .exact import compact_pack, projection_pack, query_pack
 from .fileindex import FileIndex
-from .gate.delivery import CoverageFn, Delivery, Extras, deliver_full, deliver_sparse
+from .gate.delivery import CoverageFn, Delivery, Extras, deliver_full, deliver_sparse, full_view_spans, page_start
 from .gate.ledger import Ledger
 from .gate.route import choose_route
 from .indexcache import IndexCache
 from .large import large_card, read_range
 from .locate import LocatorSet
-from .locate.exposure import as_form, regions
+from .locate.exposure import as_form
 from .models import Card, EvidencePack, GateDecision, Intent, OpResult, Preview, Selection
 from .preview import binary_card, build_preview
 from .protocol import actions
@@ -55,7 +55,7 @@ from .revisions import Revisions
 from .roots import ResolvedPath, Roots
 from .savings import build_trace, card_call, preview_call, read_call
 from .selection import Selection as ConfigurationSelection
-from .selector import FULL_VIEW
+from .selector import FULL_VIEW, TAU
 from .tokens import TokenCounter
 from .views import card_pack, full_or_degraded, lines_of, outline_pack
 
@@ -339,7 +339,10 @@ class ReadEngine:
         if view == "full" or (route.native and target.anchor is None and action != "verify"):
             decision: GateDecision = "native_fit" if route.native and view != "full" else "full_view"
             reason = route.reason if view != "full" else "view=full was asked: the faithful full view"
-            pack = full_or_degraded(d, route, self.counter, extras, decision=decision, reason=reason)
+            origin = 0
+            if not route.native and intent is not None and d.origin is not None:
+                origin = d.origin()  # paged: page 1 begins where the best match is
+            pack = full_or_degraded(d, route, self.counter, extras, decision=decision, reason=reason, start=origin)
             self.selection.follow_up(episode.id, pack.exposure.payload_chars)  # an escalation, if it followed
             if pack.view == "full" and pack.cursor is None and pack.items:
                 session.whole[artifact.path] = artifact.fingerprint
@@ -373,15 +376,22 @@ class ReadEngine:
         choice = self.selection.choose(parsed, intent)
         configuration = f"{parsed.type} x {choice.configuration}"
         if choice.configuration == FULL_VIEW:
-            origin = self._likeliest_region(parsed, intent)
+            origin = self._likeliest_region(parsed, intent, episode)
             reason = choice.reason
             if origin:
                 page = parsed.lines.page_of(origin)
                 where = f"L{parsed.lines.line_of(origin)}" + (f" (p{page})" if page else "")
-                reason += f"; its pages begin at {where}, where the best match is, and wrap around to the start"
+                reason += f"; its pages begin at {where}, where the best match is, then cover the rest"
             extras.selection = Selection(configuration=configuration, reason=reason)
             return full_or_degraded(d, route, self.counter, extras, decision="full_view", reason=reason, start=origin)
-        extras.selection = Selection(configuration=configuration, reason=choice.reason)
+        extras.selection = Selection(configuration=configuration, reason=choice.reason, reliability=choice.reliability)
+        if choice.robust:
+            low = choice.reliability is None or choice.reliability < TAU
+            why = "below the calibrated reliability threshold" if low else "from calibration on other files"
+            extras.next.append(
+                f"this sparse answer is {why} (see selection.reliability): if the evidence is not here, "
+                "refine, add needles, or ask view='full' (its pages begin at the best match)"
+            )
         locator = self.locators.get(choice.method)
         form = as_form(choice.form)
         max_chars = actions.exposure_chars(intent, self.settings.passage_chars)
@@ -503,7 +513,10 @@ class ReadEngine:
             return read_directory(
                 self, session, inventory, action="refine", intent=None, budget=budget, continuing=episode
             )
-        if episode is None or not offset_text.isdigit() or episode.full_view_next != int(offset_text):
+        # Any cursor of a full view still being paged is live: a ranked page (a refine, a new focus) may
+        # have moved the latest one, and the pages only ever cover what was not sent yet.
+        live = offset_text.isdigit() and len(offset_text) <= 15  # an offset, never a 4,300-digit int() error
+        if episode is None or not live or episode.full_view_next is None:
             raise IntentError(f"cursor {cursor!r} is not a live cursor of this session; call sro_read again")
         parsed = self.open(episode.path)
         if parsed.artifact.fingerprint != episode.fingerprint:
@@ -570,6 +583,7 @@ class ReadEngine:
     def _delivery(
         self, parsed: ParsedArtifact, episode: Episode, intent: Intent | None, budget: int, action: str, view: str
     ) -> Delivery:
+        located = intent if intent is not None and (intent.goal or intent.slots or intent.needles) else None
         return Delivery(
             parsed=parsed,
             episode=episode,
@@ -578,6 +592,7 @@ class ReadEngine:
             action=action,
             view=view,
             coverage=self._coverage_fn(parsed, episode, intent),
+            origin=(lambda: self._likeliest_region(parsed, located, episode)) if located is not None else None,
         )
 
     def _coverage_fn(self, parsed: ParsedArtifact, episode: Episode, intent: Intent | None) -> CoverageFn:
@@ -638,17 +653,18 @@ class ReadEngine:
             )
         )
 
-    def _likeliest_region(self, parsed: ParsedArtifact, intent: Intent) -> int:
-        """Start of the page (or section) holding the best BM25 match: where a full view should begin."""
-        ranking = self.locator.rank(parsed, query_for(intent))
-        if not ranking:
+    def _likeliest_region(self, parsed: ParsedArtifact, intent: Intent, episode: Episode | None = None) -> int:
+        """Where a full view should begin: the best BM25 passage (needles included) not yet sent in the
+        episode, at the start of its line when that is near, else at the passage itself (a single long
+        line has no better place)."""
+        if not (intent.goal or intent.slots or intent.needles):
             return 0
-        region = regions(parsed)
-        first = ranking[0][0]
-        while first > 0 and region[first - 1] == region[first]:
-            first -= 1
-        start = parsed.passages[first].start
-        return parsed.lines.starts[parsed.lines.line_of(start) - 1]
+        sent = full_view_spans(episode) if episode is not None else []
+        for index, _ in self.locator.rank(parsed, query_for(intent))[: actions.RANKING_KEPT]:
+            passage = parsed.passages[index]
+            if not any(s < passage.end and passage.start < e for s, e in sent):
+                return page_start(parsed, sent, passage.start)
+        return 0
 
     @staticmethod
     def _next_steps(action: str) -> list[str]:

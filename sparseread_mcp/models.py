@@ -159,6 +159,9 @@ class Selection(_Model):
 
     configuration: str
     reason: str
+    #: The measured reliability (Wilson lower bound) of the robust default, when it answered for want of
+    #: calibration that fits this request.
+    reliability: float | None = None
 
 
 class EvidencePack(_Model):

@@ -8,6 +8,8 @@ the configuration that answered first.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .artifacts import LruCache
 from .config import Settings
 from .locate import LocatorSet
@@ -37,7 +39,7 @@ class Selection:
         methods = [m for m in self.locators.available if m not in NOT_CHOSEN]
         choice = self.selector.choose(group, parsed.type, methods)
         if not self.locators.semantic:
-            choice = Choice(choice.configuration, choice.reason + _NO_SEMANTIC, choice.group)
+            choice = replace(choice, reason=choice.reason + _NO_SEMANTIC)
         return choice
 
     def answered(self, episode_id: str, choice: Choice, exposed_chars: int) -> None:

@@ -1,9 +1,20 @@
 """Configuration selection: the cheapest configuration whose calibrated reliability clears tau.
 
 Reliability is the lower end of a 95% Wilson interval over calibration requests, per group of artifact
-type x size band of the full view x intent type. A group with fewer than MIN_REQUESTS requests uses the
-type's default configuration; when no configuration clears tau, the answer is the full view — the
-threshold is never relaxed. Reliability is calibrated once; only costs adapt online (exposed characters
+type x size band of the full view x intent type. The threshold is never relaxed, but a group's table is
+only trusted as far as its evidence goes:
+- a group with fewer than MIN_REQUESTS requests is thin: it answers with the robust sparse default;
+- when no configuration clears tau, the full view answers only if that verdict comes from at least
+  MIN_SETS development sets and sparse reading fails there: even the cheapest configuration, each miss
+  charged the full view it escalates to, costs more in expectation than the full view; otherwise that
+  cheapest configuration answers, its reliability reported. A verdict from one set is about that set's
+  documents, unlike the request at hand, so the robust default answers.
+The robust default is the lexical sparse configuration (BM25 or lexical; dense and hybrid only where
+calibration shows them winning) that falls least short of the best one on any development set, ties to
+the best macro-averaged hit rate: over the long-document sets for a long request (when at least MIN_SETS
+have long documents), over every set otherwise when calibration measured that artifact type at all (at
+least MIN_SETS sets; else the type's default, else plain BM25 snippets); its measured reliability
+travels with the choice. Reliability is calibrated once; only costs adapt online (exposed characters
 plus a per-call overhead plus the mean follow-up exposure observed after this configuration answered).
 """
 
@@ -12,18 +23,25 @@ from __future__ import annotations
 import json
 import math
 import threading
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
 TAU = 0.6
 MIN_REQUESTS = 20
+#: Development sets a "sparse reading fails here" verdict, or a robust default, must rest on.
+MIN_SETS = 2
 CALL_OVERHEAD_CHARS = 400
 Z95 = 1.959964
 FULL_VIEW = "full_view"
 #: A type with too few calibration requests reads with this.
 FALLBACK_CONFIGURATION = "bm25 x snippets"
+#: The robust default is chosen among these methods only: dense and hybrid are offered only in groups whose
+#: calibration shows them winning, never on files unlike every calibration set.
+ROBUST_METHODS = frozenset({"bm25", "lexical"})
 SIZE_BANDS = ((8_000, "<=8k"), (32_000, "8k-32k"))
+#: Above this many characters a document is long (the last size band).
+LONG_CHARS = SIZE_BANDS[-1][0]
 TABLE = Path(__file__).with_name("calibration.json")
 
 
@@ -83,11 +101,32 @@ class Stats:
         return self.exposed_chars + CALL_OVERHEAD_CHARS + self.follow_up_chars
 
 
+@dataclass(slots=True)
+class RobustStats:
+    """A configuration over long-document requests: pooled counts, and the hit rate macro-averaged over
+    the `sets` development sets they came from."""
+
+    trials: int = 0
+    successes: int = 0
+    exposed_chars: float = 0.0
+    sets: int = 0
+    macro: float = 0.0
+    #: The most it falls short of the best configuration on any one of those sets (hit-rate points / 100).
+    regret: float = 0.0
+
+    @property
+    def reliability(self) -> float:
+        return wilson_lower(self.successes, self.trials)
+
+
 @dataclass(frozen=True, slots=True)
 class Choice:
     configuration: str
     reason: str
     group: str = ""
+    #: The measured reliability of the robust default when it answered (None for a calibrated choice).
+    reliability: float | None = None
+    robust: bool = False
 
     @property
     def method(self) -> str:
@@ -104,6 +143,12 @@ class Selector:
 
     groups: dict[str, dict[str, Stats]] = field(default_factory=dict)
     defaults: dict[str, str] = field(default_factory=dict)
+    #: How many development sets calibrated each group (absent in older tables: then trusted as before).
+    sets: dict[str, int] = field(default_factory=dict)
+    #: Every sparse configuration over long-document requests, for the robust default.
+    robust: dict[str, RobustStats] = field(default_factory=dict)
+    #: The same over every request, for when too few sets have long documents.
+    robust_all: dict[str, RobustStats] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def choose(self, group: str, artifact_type: str, methods: Collection[str] | None = None) -> Choice:
@@ -118,20 +163,44 @@ class Selector:
             costs = {name: s.cost for name, s in stats.items()}
         requests = max((s.trials for s in stats.values()), default=0)
         if requests < MIN_REQUESTS:
-            default = self.defaults.get(artifact_type, FALLBACK_CONFIGURATION)
-            if not runnable(default):
-                default = FALLBACK_CONFIGURATION
-            return Choice(
-                default,
-                f"{requests} calibration requests for {group} (< {MIN_REQUESTS}): the {artifact_type} default",
-                group,
+            return self.robust_default(
+                group, artifact_type, runnable, f"{requests} calibration requests for {group} (< {MIN_REQUESTS})"
             )
         qualified = [(costs[name], name) for name, s in stats.items() if s.reliability >= TAU and name != FULL_VIEW]
         if not qualified:
             best = max(((s.reliability, n) for n, s in stats.items() if n != FULL_VIEW), default=None)
             detail = f" (best: {best[1]} at {best[0]:.2f})" if best else ""
+            sets = self.sets.get(group, 0) if self.sets else MIN_SETS  # older tables: trusted as before
+            over = f"over {sets} development sets" if self.sets else "(development sets not recorded)"
+            if sets < MIN_SETS:
+                return self.robust_default(
+                    group,
+                    artifact_type,
+                    runnable,
+                    f"no configuration reaches reliability {TAU} in {group}{detail}, but that rests on {sets} "
+                    f"development set(s) (< {MIN_SETS}), unlike enough from this request not to send the full view",
+                )
+            # Sparse reading fails for this group when even its cheapest configuration, each miss charged
+            # the full view it escalates to, costs more in expectation than the full view itself. A table
+            # without follow-up exposure cannot say what a miss costs: the full view, as before.
+            tries = [(costs[n], n) for n, st in stats.items() if n != FULL_VIEW and st.follow_ups]
+            full_cost = costs.get(FULL_VIEW)
+            if tries and full_cost is not None and min(tries)[0] < full_cost:
+                cost, name = min(tries)
+                return Choice(
+                    name,
+                    f"no configuration reaches reliability {TAU} in {group}{detail}, but reading sparsely first "
+                    f"is cheaper in expectation than the full view {over} (misses escalate "
+                    f"to it): est. {cost:.0f} against {full_cost:.0f} chars",
+                    group,
+                    reliability=round(stats[name].reliability, 3),
+                    robust=True,
+                )
             return Choice(
-                FULL_VIEW, f"no configuration reaches reliability {TAU} in {group}{detail}: the full view", group
+                FULL_VIEW,
+                f"no configuration reaches reliability {TAU} in {group}{detail} {over}, "
+                "and none is cheaper in expectation than the full view: the full view",
+                group,
             )
         cost, name = min(qualified)
         return Choice(
@@ -139,6 +208,55 @@ class Selector:
             f"cheapest with Wilson lower bound >= {TAU} in {group} "
             f"({stats[name].reliability:.2f} over {stats[name].trials} requests, est. {cost:.0f} chars)",
             group,
+        )
+
+    def robust_default(self, group: str, artifact_type: str, runnable: Callable[[str], bool], why: str) -> Choice:
+        """The sparse configuration with the least worst-case shortfall over the long-document sets for a
+        long request, else over every set (when fewer than MIN_SETS sets measured it: the type's default,
+        else plain BM25 snippets), with its measured reliability."""
+
+        def offered(name: str) -> bool:
+            return runnable(name) and split_configuration(name)[0] in ROBUST_METHODS
+
+        with self._lock:
+            measured = {n: r for n, r in self.robust.items() if offered(n)}
+            # Types no development set measured (code, logs, ...) keep their own default.
+            typed = any(g.startswith(artifact_type + "|") for g in self.groups)
+            everywhere = {n: r for n, r in self.robust_all.items() if offered(n)} if typed else {}
+
+        def best(table: dict[str, RobustStats]) -> tuple[str, RobustStats] | None:
+            # Robust: the smallest worst-case shortfall on any set, then the best macro, then the cheapest.
+            ranked = sorted(
+                table.items(), key=lambda item: (item[1].regret, -item[1].macro, item[1].exposed_chars, item[0])
+            )
+            return ranked[0] if ranked and ranked[0][1].sets >= MIN_SETS else None
+
+        long_request = group.split("|")[1:2] == [size_band(LONG_CHARS + 1)]
+        if long_request and (found := best(measured)) is not None:
+            name, stats = found
+            basis = f"the least worst-case shortfall over {stats.sets} long-document sets"
+        elif (found := best(everywhere)) is not None:
+            name, stats = found
+            basis = f"the least worst-case shortfall over {stats.sets} development sets"
+        else:
+            name = self.defaults.get(artifact_type, FALLBACK_CONFIGURATION)
+            name = name if runnable(name) else FALLBACK_CONFIGURATION
+            stats = measured.get(name, RobustStats())
+            basis = (
+                f"the {artifact_type} default" if name != FALLBACK_CONFIGURATION else "plain BM25 snippets"
+            ) + f" (fewer than {MIN_SETS} long-document sets to choose another by)"
+        measured_as = (
+            f": {100 * stats.macro:.0f}% hit macro-averaged, reliability {stats.reliability:.2f} over "
+            f"{stats.trials} requests at {stats.exposed_chars:.0f} chars"
+            if stats.trials
+            else ": not measured on long documents"
+        )
+        return Choice(
+            name,
+            f"{why}: the robust default, {basis}{measured_as}",
+            group,
+            reliability=round(stats.reliability, 3) if stats.trials else None,
+            robust=True,
         )
 
     def observe_follow_up(self, group: str, configuration: str, exposed_chars: int) -> None:
@@ -159,6 +277,9 @@ class Selector:
         data = {
             "tau": TAU,
             "defaults": self.defaults,
+            "sets": dict(sorted(self.sets.items())),
+            "robust": _robust_rows(self.robust),
+            "robust_all": _robust_rows(self.robust_all),
             "groups": {
                 g: {
                     c: [s.trials, s.successes, round(s.exposed_chars, 1), round(s.follow_up_chars, 1), s.follow_ups]
@@ -175,7 +296,35 @@ class Selector:
             return cls()
         data = json.loads(path.read_text())
         groups = {g: {c: _stats(values) for c, values in cs.items()} for g, cs in data.get("groups", {}).items()}
-        return cls(groups=groups, defaults=dict(data.get("defaults", {})))
+        sets = {g: int(n) for g, n in data.get("sets", {}).items()}
+        return cls(
+            groups=groups,
+            defaults=dict(data.get("defaults", {})),
+            sets=sets,
+            robust=_robust_stats(data.get("robust", {})),
+            robust_all=_robust_stats(data.get("robust_all", {})),
+        )
+
+
+def _robust_rows(table: dict[str, RobustStats]) -> dict[str, list[float]]:
+    return {
+        c: [r.trials, r.successes, round(r.exposed_chars, 1), r.sets, round(r.macro, 4), round(r.regret, 4)]
+        for c, r in sorted(table.items())
+    }
+
+
+def _robust_stats(rows: dict[str, list[float]]) -> dict[str, RobustStats]:
+    return {
+        c: RobustStats(
+            trials=int(v[0]),
+            successes=int(v[1]),
+            exposed_chars=float(v[2]),
+            sets=int(v[3]),
+            macro=float(v[4]),
+            regret=float(v[5]) if len(v) > 5 else 0.0,
+        )
+        for c, v in rows.items()
+    }
 
 
 def _stats(values: list[float]) -> Stats:

@@ -134,10 +134,17 @@ def test_exposure_forms_stay_in_budget_and_windows_stay_in_their_region(tmp_path
     ranking = LocatorSet().get("bm25").rank(parsed, build_query(["para 3.4"], []))
     assert ranking
     for budget in (300, 1000, 2500):
-        for form in ("snippets", "windows"):
+        for form in ("snippets", "windows", "context"):
             spans = plan_exposure(parsed, ranking, form, budget)  # type: ignore[arg-type]
             assert sum(s.end - s.start for s in spans) <= budget
             assert all(a.end <= b.start or b.end <= a.start for a in spans for b in spans if a is not b)
+        # Context: every snippet, each grown by its neighbours on its own page with what the snippets left.
+        snippets = plan_exposure(parsed, ranking, "snippets", budget)
+        context = plan_exposure(parsed, ranking, "context", budget)
+        assert [s.passage for s in snippets] == [s.passage for s in context]
+        assert all(c.start <= s.start and s.end <= c.end for s, c in zip(snippets, context, strict=True))
+        assert sum(s.end - s.start for s in context) >= sum(s.end - s.start for s in snippets)
+        assert all(parsed.lines.page_of(c.start) == parsed.lines.page_of(c.end - 1) for c in context)
     spans = plan_exposure(parsed, ranking, "windows", 2500)
     region = regions(parsed)
     for span in spans:

@@ -38,6 +38,8 @@ from ..tokens import TokenCounter, stamp_tokens
 
 #: Tokens kept free for the `tokens` field itself and JSON separators.
 _SLACK_TOKENS = 16
+#: A generous frame for a one-page full view: below budget minus this, the whole view is one page.
+_WHOLE_FRAME_TOKENS = 1_000
 
 CoverageFn = Callable[[list[tuple[int, int]]], tuple[list[SlotCoverage], list[str]]]
 
@@ -68,6 +70,8 @@ class Delivery:
     action: str
     view: str
     coverage: CoverageFn
+    #: Where a full view should begin for this request (its best-located passage); 0 when unknown.
+    origin: Callable[[], int] | None = None
 
     def render(self, pack: EvidencePack) -> tuple[str, int]:
         text = pack.model_dump_json(exclude_none=True)
@@ -164,7 +168,7 @@ def deliver_sparse(
     """
     episode = d.episode
     if episode.full_view_started and not resend:
-        return _already_full(d, candidates, extras)
+        return _next_ranked_page(d, candidates, extras)
     fresh: list[Candidate] = []
     already: list[str] = []
     for c in candidates:
@@ -236,19 +240,31 @@ def deliver_full(
 ) -> EvidencePack:
     """Deliver the full view from `start`, one page that fits the budget; a cursor names the rest.
 
-    A full view may begin where the evidence most likely is (`start` > 0 on the first call): its pages
-    then run to the end and continue from the beginning back to where they began, so every character
-    is delivered exactly once and an agent that stops early has seen the likeliest part first.
+    A full view begins where the evidence most likely is (`start` > 0 on the first call): its pages run
+    on from there, then cover what is left from the beginning, so every character is delivered exactly
+    once and an agent that stops early has seen the likeliest part first. While it is paged, a new
+    request in the episode (focus, collect, refine) may start the next page at its own best match, as
+    long as that text was not delivered yet: the pages are the parts of the text not yet sent, never a
+    part twice.
     """
     episode, text = d.episode, d.parsed.artifact.text
     if not continuing:
-        if episode.full_view_done or episode.full_view_next is not None:
+        if episode.full_view_done:
             return _already_full(d, [], extras)
-        episode.full_view_origin = start
-    origin = episode.full_view_origin
-    # The second lap ends where the first began, before the newline that ends the line above it.
-    stop = (origin - 1 if text[origin - 1] == "\n" else origin) if start < origin else len(text)
-    if start < stop and text[start] == "\n" and start != origin:
+        if episode.full_view_next is None:
+            if episode.full_view_tokens + _WHOLE_FRAME_TOKENS <= d.budget_tokens:
+                start = 0  # the whole view fits one response: it begins at the beginning
+            episode.full_view_origin = start
+    sent = full_view_spans(episode)
+    begin = _undelivered_from(text, sent, start)
+    if begin is None:
+        episode.full_view_next, episode.full_view_done = None, True
+        return _already_full(d, [], extras)
+    start = begin
+    stop = next((s for s, _ in sent if s > start), len(text))
+    if stop < len(text) and stop - 1 > start and text[stop - 1] == "\n":
+        stop -= 1  # a page ends before the newline that ends the line above the next delivered page
+    if stop - start > 1 and text[start] == "\n" and any(e == start for _, e in sent):
         start += 1  # pages end before a newline; the next page starts after it
     frame = d.pack(items=[], spans=[], decision=decision, reason=reason, extras=extras, retire=retire, cursor="x" * 40)
     _, frame_tokens = d.render(frame)
@@ -260,13 +276,15 @@ def deliver_full(
         )
     while True:
         end = min(stop, _section_aligned(d.parsed, start, _page_end(d, text, start, capacity)))
+        end = _whole_lines_before(d.parsed, start, end)
         if stop == len(text) and text[end:] == "\n":
             end = len(text)  # the final newline ends the last page; it does not make a page of its own
         item = item_for(d.parsed, Candidate(start=start, end=end, score=1.0)) if end > start else None
-        following = end if end < stop else (0 if stop == len(text) and origin > 0 else None)
+        after = sorted([*sent, (start, end)])
+        following = _undelivered_from(text, after, end)
         more = following is not None
         cursor = f"{episode.id}:{following}" if more else None
-        d.view, extras.left_out = _page_view(d.parsed, start, end, following, origin)
+        d.view, extras.left_out = _page_view(d.parsed, start, end, _gaps(text, after) if more else [])
         pack = d.finish(
             d.pack(
                 items=[item] if item else [],
@@ -300,6 +318,48 @@ def deliver_full(
     return d.commit(pack)
 
 
+def _whole_lines_before(parsed: ParsedArtifact, start: int, end: int) -> int:
+    """A page that spans lines ends at a line end: one that would stop inside a later line (where an
+    earlier page began) stops before that line, which comes as a page of its own."""
+    lines = parsed.lines
+    text = parsed.artifact.text
+    if end >= len(text) or end <= start:
+        return end
+    if text[end - 1] == "\n" and end - 1 > start:
+        end -= 1  # a span never ends after a newline: its anchor would name the next line
+    last = lines.line_of(end)
+    if lines.line_of(start) == last or end == lines.line_end(last):
+        return end
+    previous_end = lines.line_end(last - 1)
+    return previous_end if previous_end > start else end
+
+
+def full_view_spans(episode: Episode) -> list[tuple[int, int]]:
+    """The parts of the full view this episode has delivered, in text order."""
+    return sorted((item.start, item.end) for item in episode.delivered if item.full_view)
+
+
+def _gaps(text: str, sent: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """What the full view has not delivered yet, leaving out gaps of whitespace alone (page-end newlines)."""
+    gaps: list[tuple[int, int]] = []
+    position = 0
+    for s, e in [*sent, (len(text), len(text))]:
+        if s > position and text[position:s].strip():
+            gaps.append((position, s))
+        position = max(position, e)
+    return gaps
+
+
+def _undelivered_from(text: str, sent: list[tuple[int, int]], start: int) -> int | None:
+    """The first undelivered offset at or after `start`, else the first one from the beginning; None when
+    the whole text was delivered."""
+    gaps = _gaps(text, sent)
+    for s, e in gaps:
+        if e > start:
+            return max(s, start)
+    return gaps[0][0] if gaps else None
+
+
 def _section_aligned(parsed: ParsedArtifact, start: int, end: int) -> int:
     """Pull a partial page's end back to the last section start in its second half, when there is one."""
     lines = parsed.lines
@@ -313,9 +373,7 @@ def _section_aligned(parsed: ParsedArtifact, start: int, end: int) -> int:
     return lines.line_end(max(starts) - 1)
 
 
-def _page_view(
-    parsed: ParsedArtifact, start: int, end: int, following: int | None = None, origin: int = 0
-) -> tuple[str, str | None]:
+def _page_view(parsed: ParsedArtifact, start: int, end: int, left: list[tuple[int, int]]) -> tuple[str, str | None]:
     """The view a page actually is (full, sections or lines) and what it leaves out."""
     text = parsed.artifact.text
     if start == 0 and end >= len(text):
@@ -328,15 +386,10 @@ def _page_view(
     )
     kind = "sections" if whole_sections and parsed.outline else "lines"
     shown = parsed.lines.anchor_for(start, end).format() if end > start else f"L{lines.line_of(start)}"
-    if following is None:
+    if not left:
         return kind, f"this is the last part ({shown}); earlier parts came with earlier cursors"
-    rest_from = lines.line_of(min(len(text) - 1, following + (1 if following and text[following] == "\n" else 0)))
-    if origin == 0:
-        rest = f"L{rest_from}-L{lines.line_count}"
-    elif following >= origin:
-        rest = f"L{rest_from}-L{lines.line_count}, then L1-L{lines.line_of(max(0, origin - 1))}"
-    else:
-        rest = f"L{rest_from}-L{lines.line_of(max(0, origin - 1))}"
+    parts = [f"L{lines.line_of(s)}-L{lines.line_of(max(s, e - 1))}" for s, e in left[:4]]
+    rest = ", ".join(parts) + (f" and {len(left) - 4} more part(s)" if len(left) > 4 else "")
     return kind, (
         f"shows {shown} of L1-L{lines.line_count}; {rest} left out: pass `cursor` "
         "for the next part, or read one section by anchor (see the outline)"
@@ -351,7 +404,36 @@ def _fallback(d: Delivery, extras: Extras, payload: int) -> EvidencePack:
         f"({episode.ledger.sparse_chars} + {payload} > {episode.ledger.full_view_chars}); "
         "the faithful full view is delivered instead, once, and the episode closes"
     )
-    return deliver_full(d, extras, start=0, decision="fallback", reason=reason, retire=retire)
+    start = d.origin() if d.origin is not None else 0
+    return deliver_full(d, extras, start=start, decision="fallback", reason=reason, retire=retire)
+
+
+def _next_ranked_page(d: Delivery, candidates: list[Candidate], extras: Extras) -> EvidencePack:
+    """While a full view is paged, a new request gets the next page at its best match not yet sent (never
+    a page again); when all its matches were sent, it names them and the cursor."""
+    episode = d.episode
+    if episode.full_view_done:
+        return _already_full(d, candidates, extras)
+    sent = full_view_spans(episode)
+    best = next((c for c in candidates if not any(s < c.end and c.start < e for s, e in sent)), None)
+    if best is None:
+        return _already_full(d, candidates, extras)
+    reason = "the next page of the full view, beginning at this request's best match not yet delivered"
+    start = page_start(d.parsed, sent, best.start)
+    return deliver_full(d, extras, start=start, decision="full_view", reason=reason)
+
+
+#: A page that begins at a match begins at the start of its line when that is at most this far before.
+LINE_START_REACH = 1_000
+
+
+def page_start(parsed: ParsedArtifact, sent: list[tuple[int, int]], offset: int) -> int:
+    """Where a page showing `offset` begins: the start of its line when that is near and not yet sent
+    (so pages stay whole lines), else `offset` itself (a passage start, on a single long line too)."""
+    line_start = parsed.lines.starts[parsed.lines.line_of(offset) - 1]
+    if offset - line_start <= LINE_START_REACH and not any(s < offset and line_start < e for s, e in sent):
+        return line_start
+    return offset
 
 
 def _empty_reason(extras: Extras) -> str:

@@ -16,8 +16,8 @@ from typing import Literal
 
 from ..readers.base import ParsedArtifact
 
-ExposureForm = Literal["snippets", "windows"]
-EXPOSURE_FORMS: tuple[ExposureForm, ...] = ("snippets", "windows")
+ExposureForm = Literal["snippets", "windows", "context"]
+EXPOSURE_FORMS: tuple[ExposureForm, ...] = ("snippets", "windows", "context")
 
 #: Passages scoring below this share of the best one are not worth exposing.
 RELATIVE_CUTOFF = 0.35
@@ -28,8 +28,8 @@ WINDOW_HITS = 3
 
 
 def as_form(name: str) -> ExposureForm:
-    """The exposure form a configuration names (`snippets` unless it says `windows`)."""
-    return "windows" if name == "windows" else "snippets"
+    """The exposure form a configuration names (`snippets` unless it says `windows` or `context`)."""
+    return "windows" if name == "windows" else "context" if name == "context" else "snippets"
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +56,8 @@ def plan_exposure(
     ranked = [(i, s) for i, s in ranking[:SNIPPET_DEPTH] if s >= floor]
     if form == "windows":
         return _windows(parsed, ranked, max_chars, skip)
+    if form == "context":
+        return _in_context(parsed, _snippets(parsed, ranked, max_chars, skip), max_chars, skip)
     return _snippets(parsed, ranked, max_chars, skip)
 
 
@@ -141,3 +143,40 @@ def _windows(
                     grew = True
         spans.append(Span(parsed.passages[low].start, parsed.passages[high].end, score, index))
     return spans
+
+
+def _in_context(
+    parsed: ParsedArtifact,
+    snippets: list[Span],
+    max_chars: int,
+    skip: Callable[[int, int], bool] | None,
+) -> list[Span]:
+    """Snippets, then the budget they leave grows each of them by its neighbours in its region, one
+    passage per snippet per round, the best snippet first (what follows before what precedes): several
+    distinct hits like snippets, the context around each like windows."""
+    region = regions(parsed)
+    taken = {span.passage for span in snippets}
+    bounds = [[span.passage, span.passage] for span in snippets]
+    used = sum(span.end - span.start for span in snippets)
+    grew = True
+    while grew and used < max_chars:
+        grew = False
+        for k, span in enumerate(snippets):
+            for side in (1, 0):
+                neighbour = bounds[k][1] + 1 if side else bounds[k][0] - 1
+                if not 0 <= neighbour < len(parsed.passages) or neighbour in taken:
+                    continue
+                passage = parsed.passages[neighbour]
+                size = _size(parsed, neighbour)
+                if region[neighbour] != region[span.passage] or used + size > max_chars:
+                    continue
+                if skip is not None and skip(passage.start, passage.end):
+                    continue
+                taken.add(neighbour)
+                used += size
+                bounds[k][side] = neighbour
+                grew = True
+    return [
+        Span(parsed.passages[low].start, parsed.passages[high].end, span.score, span.passage)
+        for span, (low, high) in zip(snippets, bounds, strict=True)
+    ]

@@ -1,0 +1,89 @@
+"""The robust sparse default: thin calibration, or a "sparse fails" verdict from one development set,
+answers with the configuration that falls least short of the best one on any long-document set (and
+its measured reliability), never the full view; the full view needs the verdict of several sets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
+from sparseread_mcp.calibrate import Answered, calibrate_from
+from sparseread_mcp.selection import Selection
+from sparseread_mcp.selector import FULL_VIEW, MIN_REQUESTS, Selector, group_of
+
+LONG = "text|>32k|selective fact"
+SHORT = "markdown|<=8k|selective fact"
+
+
+def answered(set_name: str, group: str, full: int, hits: dict[str, bool]) -> Answered:
+    return Answered(set_name, group, full, {name: (hit, 1400) for name, hit in hits.items()})
+
+
+def two_long_sets(*, big_set_likes: str) -> list[Answered]:
+    """A big long-document set where `big_set_likes` wins, and a small one where the other wins more."""
+    other = "bm25 x snippets" if big_set_likes == "bm25 x windows" else "bm25 x windows"
+    rows = [answered("big", LONG, 90_000, {big_set_likes: i < 40, other: i < 30}) for i in range(100)]
+    rows += [answered("small", LONG, 120_000, {big_set_likes: i < 2, other: i < 12}) for i in range(20)]
+    return rows
+
+
+def test_the_robust_default_falls_least_short_on_any_set_not_best_pooled() -> None:
+    selector = calibrate_from(two_long_sets(big_set_likes="bm25 x windows"))
+    # Pooled, a tie (42/120 each); snippets falls at most 0.10 short of windows (big set), windows 0.50
+    # short of snippets (small set); macro (0.30 + 0.60) / 2 = 0.45 against (0.40 + 0.10) / 2 = 0.25.
+    assert selector.sets == {LONG: 2}
+    assert selector.robust["bm25 x snippets"].sets == 2
+    assert abs(selector.robust["bm25 x snippets"].macro - 0.45) < 1e-9
+    assert abs(selector.robust["bm25 x snippets"].regret - 0.10) < 1e-9
+    assert abs(selector.robust["bm25 x windows"].regret - 0.50) < 1e-9
+    choice = selector.choose("text|>32k|exact computation", "text")  # a thin long group
+    assert choice.robust and choice.configuration == "bm25 x snippets"
+    assert choice.reliability is not None and 0 < choice.reliability < 0.45
+    assert "robust default" in choice.reason and "shortfall over 2 long-document sets" in choice.reason
+    # A short request is unlike long documents: its robust default is measured over every set of a type
+    # calibration measured (here the same two sets, as no short set was calibrated).
+    short = selector.choose("text|<=8k|selective fact", "text")
+    assert short.robust and "shortfall over 2 development sets" in short.reason
+    # A type no development set measured (code, logs) keeps its own default.
+    code = selector.choose("code|<=8k|selective fact", "code")
+    assert code.robust and code.configuration == "bm25 x snippets" and "plain BM25 snippets" in code.reason
+
+
+def test_a_sparse_fails_verdict_from_one_set_is_not_enough_for_the_full_view() -> None:
+    rows = [answered("filings", LONG, 300_000, {"bm25 x snippets": i < 2, "bm25 x windows": i < 4}) for i in range(40)]
+    selector = calibrate_from(rows)
+    choice = selector.choose(LONG, "text")
+    assert choice.configuration != FULL_VIEW and choice.robust
+    assert "1 development set(s)" in choice.reason
+    # One long set only: no robust configuration can be chosen by, so plain BM25 snippets answers.
+    assert choice.configuration == "bm25 x snippets" and "plain BM25 snippets" in choice.reason
+    # The same verdict from two sets, where a few hits still make sparse reading first cheaper in
+    # expectation than the full view (each miss charged the full view): the cheapest, with its reliability.
+    rows += [answered("reports", LONG, 200_000, {"bm25 x snippets": i < 1, "bm25 x windows": i < 2}) for i in range(30)]
+    two = calibrate_from(rows).choose(LONG, "text")
+    assert two.configuration == "bm25 x windows" and two.reliability is not None
+    assert "cheaper in expectation than the full view over 2 development sets" in two.reason
+    # Two sets where sparse reading never hits: it fails for that kind of request, so the full view.
+    never = [answered(n, LONG, 200_000, {"bm25 x snippets": False}) for n in ("a", "b") for _ in range(30)]
+    assert calibrate_from(never).choose(LONG, "text").configuration == FULL_VIEW
+
+
+def test_a_live_read_names_the_robust_default_its_reliability_and_what_next(tmp_path: Path) -> None:
+    text = " ".join(f"Clause {i} covers the {'river' if i % 2 else 'market'} tariff schedule." for i in range(900))
+    text += " The renewal term is one year unless either party gives notice."
+    (tmp_path / "contract.txt").write_text(text)
+    group = group_of("text", len(text), "selective fact")
+    assert group == LONG
+    rows = [answered("one", group, len(text), {"bm25 x snippets": i < 3}) for i in range(MIN_REQUESTS + 5)]
+    rows += two_long_sets(big_set_likes="bm25 x windows")
+    selector: Selector = calibrate_from(rows)
+    assert selector.sets[group] == 3
+    selector.sets[group] = 1  # the verdict in this group rests on one set
+    engine = ReadEngine(Settings(roots=(tmp_path,)))
+    engine.selection = Selection(engine.settings, engine.locators, selector)
+    pack = engine.read("s", ReadRequest(target="contract.txt", intent=Intent(goal="What is the renewal term?")))
+    assert pack.gate.decision == "sparse" and pack.items and pack.selection is not None
+    assert pack.selection.configuration == "text x bm25 x snippets" and pack.selection.reliability is not None
+    assert any("selection.reliability" in hint and "view='full'" in hint for hint in pack.next)
+    assert any("renewal term" in item.text for item in pack.items)
+    assert pack.exposure.payload_chars < len(text) // 10

@@ -48,7 +48,7 @@ async def test_a_call_past_the_memory_ceiling_gets_a_typed_error_and_the_server_
     (root / "manual.md").write_text(long_markdown())
     args = ["-m", "sparseread_mcp", "--root", str(root), "--location", "bm25", "--max-memory-mb", str(CEILING_MB)]
     params = StdioServerParameters(command=sys.executable, args=args, env=dict(os.environ))
-    with anyio.fail_after(120):
+    with anyio.fail_after(300):  # a hang guard only: on a machine whose cores are busy this takes minutes
         async with Client(params) as client:
             pid = _server_pid(str(root))
             heavy = await client.call_tool("sro_read", {"target": "tree.json", "intent": {"goal": "the last list"}})

@@ -177,26 +177,26 @@ def read_head(descriptor: int, size: int) -> bytes:
 def open_file_at(directory: int, name: str) -> int | None:
     """A regular file directly in an open directory, not following a symlink; None for anything else."""
     try:
-        descriptor = os.open(name, _FILE_FLAGS, dir_fd=directory)
+        return _regular_only(os.open(name, _FILE_FLAGS, dir_fd=directory))
     except OSError:
         return None
-    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-        os.close(descriptor)
-        return None
-    return descriptor
 
 
 def open_no_follow(path: Path) -> int | None:
     """A regular file at an already-resolved path, not following a final symlink and never blocking on a
     FIFO; None for anything else. For sniffing a file's type, never for reading what is shown."""
     try:
-        descriptor = os.open(path, _FILE_FLAGS)
+        return _regular_only(os.open(path, _FILE_FLAGS))
     except OSError:
         return None
-    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-        os.close(descriptor)
-        return None
-    return descriptor
+
+
+def _regular_only(descriptor: int) -> int | None:
+    """The descriptor when it is a regular file; closed, and None, for anything else."""
+    if stat.S_ISREG(os.fstat(descriptor).st_mode):
+        return descriptor
+    os.close(descriptor)
+    return None
 
 
 def require_regular(info: os.stat_result, shown: str) -> None:

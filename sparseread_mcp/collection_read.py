@@ -40,6 +40,7 @@ from .protocol.intents import objective_of, query_for
 from .protocol.session import DeliveredItem, Episode, Session
 from .roots import ResolvedPath
 from .tokens import stamp_tokens
+from .wire import wire_json
 
 if TYPE_CHECKING:
     from .engine import ReadEngine
@@ -77,11 +78,11 @@ def preview_directory(engine: ReadEngine, inventory: Inventory, budget: int) -> 
         tokenizer=engine.counter.name,
     )
     outline: list[OutlineItem] = []
-    used = engine.counter.count(base.model_dump_json(exclude_none=True)) + 40
+    used = engine.counter.count(wire_json(base)) + 40
     complete = True
     for title, anchor, level in rows:
         item = OutlineItem(title=title, anchor=anchor, lines=(1, 1), level=level)
-        cost = engine.counter.count(item.model_dump_json()) + 1
+        cost = engine.counter.count(wire_json(item)) + 1
         if used + cost > budget:
             complete = False
             break

@@ -8,6 +8,7 @@ from .models import ArtifactInfo, EvidenceItem, OutlineItem, Preview
 from .readers.base import OutlineEntry, ParsedArtifact
 from .roots import ResolvedPath
 from .tokens import TokenCounter, stamp_tokens
+from .wire import wire_json
 
 _SAMPLE_CHARS = 240
 _SAMPLES = 3
@@ -40,7 +41,7 @@ def build_preview(
         configurations=configurations or [],
         tokenizer=counter.name,
     )
-    used = counter.count(base.model_dump_json(exclude_none=True))
+    used = counter.count(wire_json(base))
     if base.content is not None and used + 32 > budget_tokens:
         base = base.model_copy(
             update={
@@ -49,17 +50,17 @@ def build_preview(
                 f"{budget_tokens}: read it with sro_read(view='full')",
             }
         )
-        used = counter.count(base.model_dump_json(exclude_none=True))
+        used = counter.count(wire_json(base))
     extras: tuple[dict[str, object], ...] = ({"samples": []}, {"configurations": []}, {"signals": {}})
     for optional in extras:
         if used + 32 <= budget_tokens:
             break
         base = base.model_copy(update=optional)  # a tight budget keeps the card, drops the extras first
-        used = counter.count(base.model_dump_json(exclude_none=True))
+        used = counter.count(wire_json(base))
     if base.content is not None:
         # The whole content is here: signals and other ways to read it would only repeat what it shows.
         base = base.model_copy(update={"configurations": [], "signals": {}})
-        used = counter.count(base.model_dump_json(exclude_none=True))
+        used = counter.count(wire_json(base))
     room = budget_tokens - used - 32
     entries = list(parsed.outline)
     if line_range is not None:
@@ -88,7 +89,7 @@ def _outline_item(entry: OutlineEntry) -> OutlineItem:
 
 
 def _outline_tokens(entries: list[OutlineEntry], counter: TokenCounter) -> int:
-    return sum(counter.count(_outline_item(e).model_dump_json()) + 1 for e in entries)
+    return sum(counter.count(wire_json(_outline_item(e))) + 1 for e in entries)
 
 
 def _samples(parsed: ParsedArtifact) -> list[EvidenceItem]:

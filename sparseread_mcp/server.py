@@ -31,6 +31,7 @@ from .errors import OutOfMemory, SparsereadError
 from .models import Card, CompactResult, EvidencePack, Intent, Preview
 from .readers.base import Action
 from .tokens import TokenCounter, stamp_tokens
+from .wire import wire_dict, wire_json
 
 logger = logging.getLogger(__name__)
 
@@ -228,8 +229,8 @@ def _progress_to(ctx: Context) -> progress.Send:
 def _result(model: BaseModel) -> CallToolResult:
     # Compact JSON for the model to read (the SDK's default indents it); the typed copy for clients.
     return CallToolResult(
-        content=[TextContent(type="text", text=model.model_dump_json(exclude_none=True))],
-        structured_content=model.model_dump(mode="json"),
+        content=[TextContent(type="text", text=wire_json(model))],
+        structured_content=wire_dict(model),
     )
 
 

@@ -14,6 +14,7 @@ import bpe_openai
 from pydantic import BaseModel
 
 from .errors import ConfigError
+from .wire import wire_json
 
 TOKENIZERS = ("o200k_base", "cl100k_base", "chars")
 ALIASES = {"o200k": "o200k_base", "cl100k": "cl100k_base"}
@@ -75,6 +76,6 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 def stamp_tokens(model: ModelT, counter: TokenCounter) -> ModelT:
     """The model with its `tokens` field set to the count of its own compact JSON (counted twice, since the
     number's own digits are part of what is counted)."""
-    first = counter.count(model.model_dump_json(exclude_none=True))
-    second = counter.count(model.model_copy(update={"tokens": first}).model_dump_json(exclude_none=True))
+    first = counter.count(wire_json(model))
+    second = counter.count(wire_json(model.model_copy(update={"tokens": first})))
     return model.model_copy(update={"tokens": second})

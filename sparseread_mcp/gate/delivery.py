@@ -35,6 +35,7 @@ from ..models import (
 from ..protocol.session import DeliveredItem, Episode
 from ..readers.base import ParsedArtifact
 from ..tokens import TokenCounter, stamp_tokens
+from ..wire import wire_json
 
 #: Tokens kept free for the `tokens` field itself and JSON separators.
 _SLACK_TOKENS = 16
@@ -74,7 +75,7 @@ class Delivery:
     origin: Callable[[], int] | None = None
 
     def render(self, pack: EvidencePack) -> tuple[str, int]:
-        text = pack.model_dump_json(exclude_none=True)
+        text = wire_json(pack)
         return text, self.counter.count(text)
 
     def finish(self, pack: EvidencePack) -> EvidencePack:
@@ -155,7 +156,7 @@ class Delivery:
 
 def serialized_chars(items: list[EvidenceItem]) -> int:
     """A sparse batch is charged what it costs the reader: each item as serialized, pointer included."""
-    return sum(len(item.model_dump_json(exclude_none=True)) for item in items)
+    return sum(len(wire_json(item)) for item in items)
 
 
 def deliver_sparse(

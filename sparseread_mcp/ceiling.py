@@ -10,14 +10,19 @@ library user's process keeps its own limits.
 
 from __future__ import annotations
 
+import gc
 import resource
 import threading
+from collections.abc import Callable
+from typing import TypeVar
 
 from .errors import ConfigError
 
 #: Worker threads' stacks count against the limit; 8 MiB each (the usual default) would reserve a large
 #: share of a small ceiling for stacks that never grow that deep.
 THREAD_STACK_BYTES = 2 * 1024 * 1024
+
+T = TypeVar("T")
 
 
 def apply_memory_ceiling(max_memory_mb: int) -> None:
@@ -57,3 +62,18 @@ def over_ceiling_message(max_memory_mb: int) -> str:
         f"this call ran {where}: narrow the read (an anchor, a line or row range, a query with LIMIT, or a "
         "smaller file); the server goes on serving"
     )
+
+
+def released_on_memory_error(build: Callable[[], T]) -> T:
+    """`build()`; when it runs out of memory, a fresh MemoryError raised only after everything the failed
+    build held is freed. Why: while an exception unwinds through a `with` or `finally`, CPython 3.11
+    boxes the instruction offset as an int, and when that allocation fails it retries the same handler
+    forever. The traceback keeps the failed build's frames, and so its partial objects, alive: at the
+    ceiling nothing is left for that int, and the server spun at 100% CPU instead of answering. Leaving
+    this handler drops the traceback; the collector frees what was held in cycles."""
+    try:
+        return build()
+    except MemoryError:
+        pass
+    gc.collect()
+    raise MemoryError("the call ran out of memory")

@@ -11,6 +11,7 @@ from typing import Literal
 from . import progress
 from .anchors import Target, parse_target
 from .artifacts import Artifact, LruCache, file_index_bytes, fingerprint_of, load_artifact, parsed_bytes
+from .ceiling import released_on_memory_error
 from .collection import Inventory, build_inventory
 from .collection_read import preview_directory, read_directory
 from .config import HARD_RESPONSE_CAP_TOKENS, MIN_BUDGET_TOKENS, Settings
@@ -126,9 +127,11 @@ class ReadEngine:
         )
 
     def _parse(self, reader: Reader, artifact: Artifact) -> ParsedArtifact:
-        if self.index_cache is None:
-            return reader.parse(artifact, passage_chars=self.settings.passage_chars)
-        return self.index_cache.parse(reader, artifact, passage_chars=self.settings.passage_chars)
+        # A parse is where a call's big allocations happen: out of memory, it is released right here.
+        cache, chars = self.index_cache, self.settings.passage_chars
+        if cache is None:
+            return released_on_memory_error(lambda: reader.parse(artifact, passage_chars=chars))
+        return released_on_memory_error(lambda: cache.parse(reader, artifact, passage_chars=chars))
 
     @property
     def parse_count(self) -> int:

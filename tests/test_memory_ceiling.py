@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import os
 import sys
+import weakref
 from pathlib import Path
 
 import anyio
 import pytest
 from docs import long_markdown
 from mcp import Client, StdioServerParameters
+
+from sparseread_mcp.ceiling import released_on_memory_error
 
 pytestmark = [pytest.mark.anyio, pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc")]
 
@@ -40,11 +43,6 @@ def _peak_mb(pid: int) -> float:
     raise AssertionError("no VmHWM in /proc status")
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="known bug: about one run in five the server spins at the ceiling (98% CPU, RSS at the limit) instead "
-    "of answering; the per-reader caps keep every attack of #12 far below it",
-)
 async def test_a_call_past_the_memory_ceiling_gets_a_typed_error_and_the_server_goes_on(tmp_path: Path) -> None:
     root = tmp_path / "data"
     root.mkdir()
@@ -65,3 +63,27 @@ async def test_a_call_past_the_memory_ceiling_gets_a_typed_error_and_the_server_
     assert heavy.is_error and f"memory ceiling of {CEILING_MB} MiB" in message and "narrow the read" in message
     assert not light.is_error and not again.is_error
     assert peak < CEILING_MB + MARGIN_MB, f"peak resident memory {peak:.0f} MiB"
+
+
+class _Partial:
+    """Stands for the objects a parse had built when it ran out of memory."""
+
+
+def test_what_a_failed_parse_held_is_freed_before_its_memory_error_travels_on() -> None:
+    # The server spun at the ceiling because the traceback kept the failed parse's objects alive while
+    # CPython unwound through `with` blocks that need a little memory each: they must be gone first.
+    held: list[weakref.ref[_Partial]] = []
+
+    def parse() -> None:
+        partial = _Partial()
+        held.append(weakref.ref(partial))
+        raise MemoryError
+
+    with pytest.raises(MemoryError) as caught:
+        released_on_memory_error(parse)
+    assert held and held[0]() is None, "the failed parse's objects are still alive as the error travels"
+    assert caught.value.__context__ is None and caught.value.__cause__ is None
+
+
+def test_a_parse_that_succeeds_is_returned_as_is() -> None:
+    assert released_on_memory_error(lambda: [1, 2, 3]) == [1, 2, 3]

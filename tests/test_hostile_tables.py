@@ -24,6 +24,7 @@ from sparseread_mcp.deadline import TimedOut
 from sparseread_mcp.errors import OverLimit, SparsereadError
 from sparseread_mcp.readers import table_projection
 from sparseread_mcp.readers.table import TableReader
+from sparseread_mcp.readers.table_files import sweep_left_behind
 from sparseread_mcp.roots import Roots
 from sparseread_mcp.server import create_server
 
@@ -509,3 +510,25 @@ def test_the_shared_string_attack_stays_under_a_process_memory_ceiling(tmp_path:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.startswith("ANSWER 299 "), done.stdout
+
+
+def test_table_directories_left_by_a_killed_server_are_swept_and_live_ones_kept(tmp_path: Path) -> None:
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # its pid now names no running process, like a server killed with kill -9
+    left_behind = tmp_path / f"sparseread-table-{gone.pid}-abc123"
+    left_behind.mkdir()
+    (left_behind / "copy.csv").write_text("a,b\n1,2\n")
+    live = tmp_path / f"sparseread-table-{os.getpid()}-def456"
+    live.mkdir()
+    unrelated = tmp_path / f"other-{gone.pid}"
+    unrelated.mkdir()
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("not ours to remove")
+    planted = tmp_path / f"sparseread-table-{gone.pid}-link"
+    planted.symlink_to(outside, target_is_directory=True)
+
+    assert sweep_left_behind(tmp_path) == 1
+    assert not left_behind.exists()
+    assert live.exists() and unrelated.exists()
+    assert (outside / "keep.txt").exists(), "a planted link was followed"

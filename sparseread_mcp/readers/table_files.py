@@ -19,6 +19,12 @@ from pathlib import Path
 from ..errors import ConfigError
 
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+#: Private table directories are named after the server's pid, so a later server can tell which ones a
+#: killed server (kill -9, out of memory) left behind.
+_PREFIX = "sparseread-table-"
+#: A bound on the sweep, not a policy: a temporary folder with more entries is only partly swept.
+_SWEEP_ENTRIES = 10_000
+_swept = False
 
 
 class PrivateDir:
@@ -47,8 +53,13 @@ class PrivateDir:
 
     @classmethod
     def fresh(cls) -> PrivateDir:
-        """A new directory (mkdtemp: created 0700 with a unique name), removed by `close`."""
-        return cls(Path(tempfile.mkdtemp(prefix="sparseread-table-")), owned=True)
+        """A new directory (mkdtemp: created 0700 with a unique name), removed by `close`; the first one
+        of a process also removes those that servers no longer running left behind."""
+        global _swept
+        if not _swept:
+            _swept = True
+            sweep_left_behind(Path(tempfile.gettempdir()))
+        return cls(Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-")), owned=True)
 
     @classmethod
     def at(cls, path: Path) -> PrivateDir:
@@ -93,6 +104,48 @@ class PrivateDir:
         if self._owned:
             self._owned = False
             shutil.rmtree(self.path, ignore_errors=True)
+
+
+def sweep_left_behind(folder: Path) -> int:
+    """Remove the private table directories in `folder` whose server is gone: ours (same user), named
+    with a pid that no running process has. A pid now reused by another process keeps its directory, a
+    harmless miss. Links are never followed. Returns how many were removed."""
+    removed = 0
+    try:
+        with os.scandir(folder) as entries:
+            for seen, entry in enumerate(entries):
+                if seen >= _SWEEP_ENTRIES:
+                    break
+                pid = _owner_pid(entry.name)
+                if pid is None or pid == os.getpid() or _running(pid):
+                    continue
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid():
+                    shutil.rmtree(entry.path, ignore_errors=True)  # fd-based on Linux: a planted link is not followed
+                    removed += 1
+    except OSError:
+        return removed
+    return removed
+
+
+def _owner_pid(name: str) -> int | None:
+    if not name.startswith(_PREFIX):
+        return None
+    head = name[len(_PREFIX) :].split("-", 1)[0]
+    return int(head) if head.isdigit() and len(head) <= 10 else None
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # someone else's process, or a number no process can have: leave it
+    return True
 
 
 def _short(path: Path) -> str:

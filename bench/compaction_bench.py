@@ -21,9 +21,10 @@ import argparse
 import json
 import statistics
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench.actionability import Actionability
 from sparseread_mcp.compaction import CompactionSettings, Router, compact, load_file, validate
 from sparseread_mcp.compaction.learned import family_runs, train_on_runs
 from sparseread_mcp.compaction.router import salient
@@ -98,55 +99,86 @@ def _consumed(effective: Transcript) -> int:
     return max(positions) + 1 if positions else 0
 
 
-def run(path: Path, policies: dict[str, Policy], counter: TokenCounter) -> dict[str, tuple[int, list[float]]]:
+@dataclass
+class Tally:
+    """One policy on some runs: tokens re-sent, and per action its retention and actionability."""
+
+    tokens: int = 0
+    retention: list[float] = field(default_factory=list)
+    verbatim: list[float] = field(default_factory=list)  # share of quotes held verbatim
+    actionable: list[float] = field(default_factory=list)  # share held verbatim or re-readable
+
+    def add(self, other: Tally) -> None:
+        self.tokens += other.tokens
+        self.retention += other.retention
+        self.verbatim += other.verbatim
+        self.actionable += other.actionable
+
+
+Figures = dict[str, Tally]  # policy -> its tally
+
+
+def run(path: Path, policies: dict[str, Policy], counter: TokenCounter) -> Figures:
     transcript = load_file(path.read_text())
     for position, message in enumerate(transcript.messages):
         message.raw["_position"] = position  # lets StateComp know which messages are new
     steps = [i for i, m in enumerate(transcript.messages) if m.role == "assistant"]
-    results: dict[str, tuple[int, list[float]]] = {}
+    acting = Actionability(transcript)
+    results: Figures = {}
     for name, policy in policies.items():
-        total, retention, effective = 0, [], None
+        tally, effective = Tally(), None
         for t in steps:
             history = Transcript(format=transcript.format, messages=transcript.messages[:t])
             effective = policy(history, effective)
             text = json.dumps([{k: v for k, v in m.raw.items() if k != "_position"} for m in effective.messages])
-            total += counter.count(text)
+            tally.tokens += counter.count(text)
             action = transcript.messages[t]
             earlier = " ".join(r for m in transcript.messages[:t] for _, r in m.results)
             used = {s for s in salient(" ".join(c.arguments for c in action.calls) + " " + action.text) if s in earlier}
             if used:
-                retention.append(sum(1 for s in used if s in text) / len(used))
-        results[name] = (total, retention)
+                tally.retention.append(sum(1 for s in used if s in text) / len(used))
+            shares = acting.score(t, effective.messages)
+            if shares is not None:
+                tally.verbatim.append(shares[0])
+                tally.actionable.append(shares[1])
+        results[name] = tally
     return results
 
 
-Figures = dict[str, tuple[int, list[float]]]  # policy -> (tokens re-sent, retention per action)
+def _mean(values: list[float]) -> float:
+    return statistics.mean(values) if values else 1.0
 
 
 def table(families: dict[str, Figures], names: list[str]) -> list[str]:
-    """Per family, then macro and pooled: reduction vs none and retention, one column pair per policy."""
-    head = f"{'family':<32}" + "".join(f"{name:>22}" for name in names)
-    lines = [head, f"{'':<32}" + "".join(f"{'tokens  retention':>22}" for _ in names)]
-    reductions: dict[str, list[float]] = {n: [] for n in names}
-    retentions: dict[str, list[float]] = {n: [] for n in names}
-    pooled: dict[str, tuple[int, list[float]]] = {n: (0, []) for n in names}
+    """Per family, then macro and pooled, one column group per policy: reduction vs none, retention,
+    actionability (quotes verbatim or re-readable) and, in brackets, quotes held verbatim."""
+    width = 27
+    head = f"{'family':<30}" + "".join(f"{name:>{width}}" for name in names)
+    lines = [head, f"{'':<30}" + "".join(f"{'tokens  ret.  act. (verb.)':>{width}}" for _ in names)]
+    per: dict[str, list[tuple[float, float, float, float]]] = {n: [] for n in names}
+    pooled: dict[str, Tally] = {n: Tally() for n in names}
+
+    def cells(reduction: float, tally: Tally) -> str:
+        return (
+            f"{reduction:>+9.1%}{_mean(tally.retention):>7.1%}{_mean(tally.actionable):>7.1%}"
+            f" ({_mean(tally.verbatim):>5.1%})"
+        )
+
     for family, figures in families.items():
-        row = f"{family:<32}"
+        row = f"{family:<30}"
         for name in names:
-            total, kept = figures[name]
-            reduction = total / figures["none"][0] - 1
-            share = statistics.mean(kept) if kept else 1.0
-            reductions[name].append(reduction)
-            retentions[name].append(share)
-            pooled[name] = (pooled[name][0] + total, pooled[name][1] + kept)
-            row += f"{reduction:>+13.1%}{share:>9.1%}"
+            tally = figures[name]
+            reduction = tally.tokens / figures["none"].tokens - 1
+            per[name].append((reduction, _mean(tally.retention), _mean(tally.actionable), _mean(tally.verbatim)))
+            pooled[name].add(tally)
+            row += cells(reduction, tally)
         lines.append(row)
-    macro = f"{'macro (mean of families)':<32}"
-    whole = f"{'pooled (all runs)':<32}"
+    macro = f"{'macro (mean of families)':<30}"
+    whole = f"{'pooled (all runs)':<30}"
     for name in names:
-        macro += f"{statistics.mean(reductions[name]):>+13.1%}{statistics.mean(retentions[name]):>9.1%}"
-        total, kept = pooled[name]
-        whole += f"{total / pooled['none'][0] - 1:>+13.1%}{statistics.mean(kept) if kept else 1.0:>9.1%}"
+        r, k, a, v = (statistics.mean(x[i] for x in per[name]) for i in range(4))
+        macro += f"{r:>+9.1%}{k:>7.1%}{a:>7.1%} ({v:>5.1%})"
+        whole += cells(pooled[name].tokens / pooled["none"].tokens - 1, pooled[name])
     return [*lines, macro, whole]
 
 
@@ -189,9 +221,8 @@ def main() -> None:
                 policies["learned (LOFO)"] = statecomp(args.every, checks["learned (LOFO)"], router, settings)
         figures: Figures = {}
         for path in paths:
-            for name, (total, retention) in run(path, policies, counter).items():
-                before = figures.get(name, (0, []))
-                figures[name] = (before[0] + total, before[1] + retention)
+            for name, tally in run(path, policies, counter).items():
+                figures.setdefault(name, Tally()).add(tally)
         families[family] = figures
     names = [n for n in next(iter(families.values()))]
     if any(set(f) != set(names) for f in families.values()):

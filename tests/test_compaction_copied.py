@@ -1,0 +1,120 @@
+"""Compaction keeps what the agent acts on: observations it copied lines from, and the latest interaction."""
+
+from __future__ import annotations
+
+import json
+
+from sparseread_mcp.compaction import CompactionSettings, compact, load, validate
+from sparseread_mcp.compaction.router import DefaultRouter, History, features
+from sparseread_mcp.compaction.segments import segment
+
+FILLER = "\n".join(f"{k:>6}\t    total_{k} = accumulate(total_{k - 1}, weight)  # ordinary line" for k in range(1, 60))
+
+
+class Run:
+    """An OpenAI-format agent run built call by call."""
+
+    def __init__(self) -> None:
+        self.messages: list[dict[str, object]] = [
+            {"role": "system", "content": "You are a coding agent."},
+            {"role": "user", "content": "Fix the rounding bug."},
+        ]
+
+    def step(self, name: str, arguments: dict[str, object], result: str, said: str = "Next.") -> None:
+        number = len(self.messages)
+        call = {"id": f"c{number}", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+        self.messages.append({"role": "assistant", "content": said, "tool_calls": [call]})
+        self.messages.append({"role": "tool", "tool_call_id": f"c{number}", "content": result})
+
+
+def view(path: str, special: str) -> str:
+    """A `cat -n` view: the numbered lines of a file, one of them `special`."""
+    return f"Here's the result of running `cat -n` on {path}:\n{FILLER}\n    60\t{special}\n    61\t    return result"
+
+
+def run_with_a_view(*, copy: bool) -> Run:
+    """A view of rounding.py, then (when `copy`) an edit whose old text is copied from that view's line 60,
+    then a few unrelated commands."""
+    run = Run()
+    run.step(
+        "editor",
+        {"command": "view", "path": "/repo/rounding.py"},
+        view("/repo/rounding.py", "    result = int(x / unit)"),
+    )
+    if copy:
+        run.step(
+            "editor",
+            {
+                "command": "str_replace",
+                "path": "/repo/rounding.py",
+                "old_str": "result = int(x / unit)",
+                "new_str": "r",
+            },
+            "The edit was refused: the text matches twice.",
+        )
+    for k in range(3):
+        run.step("shell", {"command": f"ls docs/part{k}"}, "\n".join(f"chapter_{k}_{n}.txt" for n in range(40)))
+    return run
+
+
+def test_an_observation_a_later_action_copied_a_line_from_keeps_its_raw_text() -> None:
+    copied = compact(load(run_with_a_view(copy=True).messages))
+    kept = json.dumps(copied.transcript.dump())
+    assert "total_30 = accumulate(total_29, weight)" in kept  # the whole view, not a summary of it
+    assert any(p.committed for p in copied.plan)  # the unrelated listings were compacted
+    # Without the copy, the same view is summarized: the rule, not the settings, kept it.
+    plain = compact(load(run_with_a_view(copy=False).messages))
+    assert "total_30 = accumulate(total_29, weight)" not in json.dumps(plain.transcript.dump())
+    assert validate(copied.transcript) is None and copied.tokens_after < copied.tokens_before
+
+
+def test_a_copy_is_found_through_a_views_line_numbers_and_indentation() -> None:
+    run = run_with_a_view(copy=True)
+    units = segment(load(run.messages))
+    state = History(units)
+    the_view, the_edit = (u for u in units if u.kind == "interaction" and "rounding.py" in u.arguments)
+    assert features(the_view, state).copied  # "    60\t    result = int(x / unit)" was copied as the old text
+    assert not features(the_edit, state).copied
+    assert DefaultRouter().score(the_view, state) < 0.6
+
+
+def test_the_newest_observation_holding_a_copied_line_is_the_one_kept() -> None:
+    run = Run()
+    line = "    result = int(x / unit)"
+    run.step("editor", {"command": "view", "path": "/repo/rounding.py"}, view("/repo/rounding.py", line))
+    run.step("editor", {"command": "view", "path": "/repo/rounding.py"}, view("/repo/rounding.py", line))
+    run.step(
+        "editor", {"command": "str_replace", "path": "/repo/rounding.py", "old_str": line.strip(), "new_str": "r"}, "ok"
+    )
+    units = [u for u in segment(load(run.messages)) if u.kind == "interaction"]
+    state = History(segment(load(run.messages)))
+    older, newer = units[0], units[1]
+    assert features(newer, state).copied
+    assert not features(older, state).copied  # an older copy of the same text is not what the agent acted on
+
+
+def test_an_echo_of_the_agents_own_text_is_not_kept_as_copied() -> None:
+    """A failed edit prints the agent's new text back; the agent retrying with that text is not copying data."""
+    run = Run()
+    mine = "rounded = round(x / unit, ndigits=0)  # nearest"
+    run.step(
+        "editor", {"command": "insert", "path": "/repo/rounding.py", "text": mine}, f"Syntax error. Your edit:\n{mine}"
+    )
+    run.step("editor", {"command": "insert", "path": "/repo/rounding.py", "text": mine}, "ok")
+    units = segment(load(run.messages))
+    echo = next(u for u in units if u.kind == "interaction")
+    assert not features(echo, History(units)).copied
+
+
+def test_by_default_the_latest_interaction_is_kept_and_a_single_older_one_is_compacted() -> None:
+    run = Run()
+    run.step("shell", {"command": "ls docs"}, "\n".join(f"a chapter about topic {n} of the guide" for n in range(60)))
+    run.step("shell", {"command": "ls src"}, "\n".join(f"a module about topic {n} of the code" for n in range(60)))
+    result = compact(load(run.messages))
+    assert CompactionSettings().keep_last == 1
+    assert [p.interactions for p in result.plan if p.committed] == [1]  # no span gate: one interaction is a span
+    kept = json.dumps(result.transcript.dump())
+    assert (
+        "topic 59 of the code" in kept and "topic 30 of the guide" not in kept
+    )  # the latest raw, the older summarized
+    assert validate(result.transcript) is None and result.tokens_after < result.tokens_before

@@ -10,7 +10,11 @@ but the one it is scored on). StateComp runs every `--every` assistant steps on 
 messages appended in between. Tokens re-sent = the sum over steps of the effective history's tokens
 (extractive summaries cost no model tokens; their text is counted inside the history). Retention = the share
 of identifiers, paths, numbers and error strings that the action at step t reuses from earlier observations
-and that are still in the effective history at t. Every family is reported on its own (reduction pooled by
+and that are still in the effective history at t. Actionability (bench/actionability.py) = the share of the
+text the action at step t copies verbatim from earlier observations (lines and quoted strings of 16 characters
+or more: an edit's old text, a search string, a value in a reply) that the effective history still holds, or
+that a file view it still names re-reads with the file unchanged since; in brackets, the share held verbatim.
+Every family is reported on its own (reduction pooled by
 tokens within the family, retention the mean over its actions), then the macro average over families and
 the figure pooled over all runs. Each StateComp call is checked: calls and results paired, never longer.
 """

@@ -118,3 +118,43 @@ def test_by_default_the_latest_interaction_is_kept_and_a_single_older_one_is_com
         "topic 59 of the code" in kept and "topic 30 of the guide" not in kept
     )  # the latest raw, the older summarized
     assert validate(result.transcript) is None and result.tokens_after < result.tokens_before
+
+
+def run_editing_from_a_view(*, applied: bool) -> Run:
+    """A view; an edit copying its line 60 that fails (or, with `applied`, succeeds on another line first);
+    then a retry copying the same line."""
+    run = Run()
+    line = "    result = int(x / unit)"
+    run.step("editor", {"command": "view", "path": "/repo/rounding.py"}, view("/repo/rounding.py", line))
+    if applied:
+        run.step("editor", {"command": "insert", "path": "/repo/rounding.py", "line": 1, "text": "import math"}, "ok")
+    edit = {"command": "str_replace", "path": "/repo/rounding.py", "old_str": line.strip(), "new_str": "r = x"}
+    run.step("editor", edit, "ERROR: no replacement was performed, the text occurs twice.")
+    run.step(
+        "editor", {**edit, "new_str": "r = round(x)"}, "ERROR: no replacement was performed, the text occurs twice."
+    )
+    return run
+
+
+def test_a_copied_view_its_call_gives_again_is_replaceable_until_a_call_may_have_changed_the_file() -> None:
+    unchanged = run_editing_from_a_view(applied=False)
+    units = segment(load(unchanged.messages))
+    the_view = next(u for u in units if u.kind == "interaction")
+    # Only failed edits since: the view call re-reads the same text, so the summary (which keeps it) will do.
+    assert not features(the_view, History(units)).copied
+    changed = run_editing_from_a_view(applied=True)
+    units = segment(load(changed.messages))
+    the_view = next(u for u in units if u.kind == "interaction")
+    # An insert into the file succeeded since: re-reading gives other text, so the raw view is kept.
+    assert features(the_view, History(units)).copied
+    assert DefaultRouter().score(the_view, History(units)) < 0.6
+
+
+def test_a_call_that_names_no_file_and_succeeds_may_have_changed_any_file() -> None:
+    run = run_editing_from_a_view(applied=False)
+    run.messages = run.messages[:4]  # the view only
+    run.step("edit", {"command": "edit 60:60\n    result = round(x / unit)"}, "File updated.")  # the open file
+    run.step("edit", {"command": "edit 61:61\n    result = int(x / unit)"}, "File updated.")
+    units = segment(load(run.messages))
+    the_view = next(u for u in units if u.kind == "interaction")
+    assert features(the_view, History(units)).copied

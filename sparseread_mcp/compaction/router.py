@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Protocol, overload
 
 from ..deadline import checkpoint
-from .marks import has_error, salient
+from .marks import has_error, paths, salient
 from .segments import Unit
 from .summarize import unit_lines
 
@@ -31,6 +31,11 @@ _POINTER = re.compile(r"@(?:sha256:[0-9a-f]{12}|[0-9a-f]{7,40})#")
 _FULL_POINTER = re.compile(r"(?<![\w./-])[\w./-]+@(?:sha256:[0-9a-f]{12}|[0-9a-f]{7,40})#[^\s\"',]+")
 #: Only the head of an observation decides whether it reports an error.
 _ERROR_HEAD = 2000
+#: A call's result says that it failed in its first line (an editor's refusal, a syntax check).
+_FIRST_LINE = 300
+#: Files are looked for in the head of a call's arguments (a path comes first; an edit's text follows).
+_MAX_ARGUMENTS = 4096
+_RUN = re.compile(r"[\w./-]+")
 #: A copied line is at least this long: shorter lines (`return None`, `}`) recur by chance.
 _MIN_COPIED = 16
 #: A line number a view printed before the line (`  312\t`, `1474:`, `12|`), not part of the text copied.
@@ -66,7 +71,7 @@ class History(Sequence[Unit]):
         nexts = [*starts[1:], len(joined)]
         self._from = [mine if mine is not None else after for mine, after in zip(own, nexts, strict=True)]
         self._position = {unit.index: i for i, unit in enumerate(self.units)}
-        self._copied = _copied_from(self.units)
+        self._copied = _copied_from(self.units, _rereadable(self.units))
         self._last_seen: dict[str, int] = {}
         self._last_call: dict[tuple[tuple[str, ...], str], int] = {}
         self._last_clean: dict[tuple[str, ...], int] = {}
@@ -104,33 +109,64 @@ class History(Sequence[Unit]):
         return self._last_clean.get(unit.tools, -1) > self._position[unit.index]
 
     def copied(self, unit: Unit) -> bool:
-        """Whether a later action copied a line from this observation (the newest that held it then)."""
+        """Whether a later action copied a line from this observation (the newest that held it then), and
+        its call cannot simply give it again."""
         return self._position[unit.index] in self._copied
 
     def interactions_after(self, unit: Unit) -> int:
         return self._interactions_after[self._position[unit.index] + 1]
 
 
-def _copied_from(units: Sequence[Unit]) -> set[int]:
-    """Positions of the observations later actions copied a line from: for each line an action writes (in
-    its words or its call arguments) that an earlier observation printed, the newest such observation. A line
-    the agent (or the user) wrote before any observation printed it is their own text, not copied data: a
-    failed edit that echoes the agent's new text back does not make that echo needed.
+def _copied_from(units: Sequence[Unit], rereadable: set[int]) -> set[int]:
+    """Positions of the observations whose raw text later actions copied lines from: for each line an action
+    writes (in its words or its call arguments) that an earlier observation printed, the newest such
+    observation, unless the call of one that printed it would give it again (`rereadable`). A line the agent
+    (or the user) wrote before any observation printed it is their own text, not copied data: a failed edit
+    that echoes the agent's new text back does not make that echo needed.
     One pass, each line hashed once: linear in the history."""
-    holders: dict[str, int] = {}
+    holders: dict[str, tuple[int, bool]] = {}  # line -> (the newest observation holding it, any re-readable)
     written: set[str] = set()
     copied: set[int] = set()
     for position, unit in enumerate(units):
         lines = _lines(unit.reasoning + "\n" + unit.written)
         for line in lines:
             holder = holders.get(line)
-            if holder is not None:
-                copied.add(holder)
+            if holder is not None and not holder[1]:
+                copied.add(holder[0])
         written.update(lines)
         for line in _lines(unit.observation):
             if line not in written:
-                holders[line] = position
+                before = holders.get(line)
+                holders[line] = (position, position in rereadable or (before is not None and before[1]))
     return copied
+
+
+def _rereadable(units: Sequence[Unit]) -> set[int]:
+    """Positions of the interactions whose call would give the same observation again: the call names a file,
+    and no later call that may have changed it succeeded. A later call may have changed it when it names that
+    file, or names no file at all (an editor that edits the file it has open), and its result does not say in
+    its first line that it failed. One backward pass."""
+    rereadable: set[int] = set()
+    named_later: set[str] = set()  # files named by later calls that succeeded
+    nameless_later = False  # a later call that names no file succeeded
+    for position in range(len(units) - 1, -1, -1):
+        unit = units[position]
+        if unit.kind != "interaction":
+            continue
+        if position % 256 == 0:
+            checkpoint()
+        files = _files(unit.arguments)
+        if files and not nameless_later and not files & named_later:
+            rereadable.add(position)
+        if not has_error(unit.observation[:_FIRST_LINE].split("\n", 1)[0]):
+            named_later |= files
+            nameless_later = nameless_later or not files
+    return rereadable
+
+
+def _files(arguments: str) -> set[str]:
+    """The base names of the files a call's arguments name."""
+    return {found.rsplit("/", 1)[-1] for run in _RUN.findall(arguments[:_MAX_ARGUMENTS]) for found in paths(run)}
 
 
 def _lines(text: str) -> list[str]:

@@ -2,21 +2,22 @@
 
 Not a test. Run:  python -m bench.compaction_bench [--data ../shared/data] [--every 4] [--no-learned]
 
-Replayed closed loop: at every assistant step t the agent re-sends its effective history. Policies, side by
-side in one run: no compaction; sliding windows keeping system messages and the last K units (K = 5, 10,
-20); masking every observation but the last K (K = 5, 10, 20: what agent frameworks ship); StateComp with
-the default router; and StateComp with the learned router, trained leave-one-family-out (on every family
-but the one it is scored on). StateComp runs every `--every` assistant steps on the effective history, new
-messages appended in between. Tokens re-sent = the sum over steps of the effective history's tokens
-(extractive summaries cost no model tokens; their text is counted inside the history). Retention = the share
-of identifiers, paths, numbers and error strings that the action at step t reuses from earlier observations
-and that are still in the effective history at t. Actionability (bench/actionability.py) = the share of the
-text the action at step t copies verbatim from earlier observations (lines and quoted strings of 16 characters
-or more: an edit's old text, a search string, a value in a reply) that the effective history still holds, or
-that a file view it still names re-reads with the file unchanged since; in brackets, the share held verbatim.
-Every family is reported on its own (reduction pooled by
-tokens within the family, retention the mean over its actions), then the macro average over families and
-the figure pooled over all runs. Each StateComp call is checked: calls and results paired, never longer.
+Replayed closed loop: at every assistant step t the agent re-sends its effective history. Policies, side by side
+in one run: no compaction; sliding windows keeping system messages and the last K units (K = 5, 10, 20); masking
+every observation but the last K (K = 5, 10, 20: what agent frameworks ship); StateComp with the default router;
+and StateComp with the learned router, trained leave-one-family-out (on every family but the one it is scored
+on); and, as a ceiling (not a method), StateComp replacing every unprotected interaction by a stub: what any
+router and summarizer could save under the same protections. StateComp runs every `--every` assistant steps on
+the effective history, new messages appended in between. Tokens re-sent = the sum over steps of the effective
+history's tokens (extractive summaries cost no model tokens; their text is counted inside the history).
+Retention = the share of identifiers, paths, numbers and error strings that the action at step t reuses from
+earlier observations and that are still in the effective history at t. Actionability (bench/actionability.py) =
+the share of the text the action at step t copies verbatim from earlier observations (lines and quoted strings
+of 16 characters or more: an edit's old text, a search string, a value in a reply) that the effective history
+still holds, or that a file view it still names re-reads with the file unchanged since; in brackets, the share
+held verbatim. Every family is reported on its own (reduction pooled by tokens within the family, retention the
+mean over its actions), then the macro average over families and the figure pooled over all runs. Each StateComp
+call is checked: calls and results paired, never longer.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,7 +33,8 @@ from bench.actionability import Actionability
 from sparseread_mcp.compaction import CompactionSettings, Router, compact, load_file, validate
 from sparseread_mcp.compaction.learned import family_runs, train_on_runs
 from sparseread_mcp.compaction.router import salient
-from sparseread_mcp.compaction.segments import segment
+from sparseread_mcp.compaction.segments import Unit, segment
+from sparseread_mcp.compaction.summarize import Summarizer
 from sparseread_mcp.compaction.transcript import Message, Transcript
 from sparseread_mcp.errors import IntentError
 from sparseread_mcp.tokens import TokenCounter
@@ -77,7 +79,11 @@ class Checks:
 
 
 def statecomp(
-    every: int, checks: Checks, router: Router | None = None, settings: CompactionSettings | None = None
+    every: int,
+    checks: Checks,
+    router: Router | None = None,
+    settings: CompactionSettings | None = None,
+    summarizer: Summarizer | None = None,
 ) -> Policy:
     def apply(history: Transcript, previous: Transcript | None) -> Transcript:
         steps = sum(m.role == "assistant" for m in history.messages)  # assistant turns so far
@@ -86,7 +92,7 @@ def statecomp(
             history = Transcript(format=history.format, messages=[*previous.messages, *new])
         if steps % every:
             return history
-        result = compact(history, router=router, settings=settings)
+        result = compact(history, router=router, settings=settings, summarizer=summarizer)
         checks.calls += 1
         checks.changed += any(p.committed for p in result.plan)
         checks.valid += validate(result.transcript) is None
@@ -95,6 +101,29 @@ def statecomp(
         return result.transcript
 
     return apply
+
+
+class _Everything:
+    """The ceiling's router: every interaction not protected is replaceable."""
+
+    name = "everything"
+
+    def score(self, unit: Unit, state: Sequence[Unit], *, latest_turns: str = "") -> float:
+        return 1.0
+
+
+class _Stub:
+    """The ceiling's summarizer: a span becomes a few characters, keeping nothing."""
+
+    def summarize(self, span_id: str, units: Sequence[Unit]) -> str:
+        return f"[{span_id}]"
+
+
+def ceiling(every: int, settings: CompactionSettings | None = None) -> Policy:
+    """Not a method: what any router and summarizer could save under the same protections and cadence (system
+    and user messages, the latest interactions, pairs never split), replacing everything else by a stub."""
+    checks = Checks()
+    return statecomp(every, checks, _Everything(), settings, _Stub())
 
 
 def _consumed(effective: Transcript) -> int:
@@ -223,6 +252,7 @@ def main() -> None:
             else:
                 trained.append(f"{family}: trained on {', '.join(router.families)}")
                 policies["learned (LOFO)"] = statecomp(args.every, checks["learned (LOFO)"], router, settings)
+        policies["ceiling (stub)"] = ceiling(args.every, settings)
         figures: Figures = {}
         for path in paths:
             for name, tally in run(path, policies, counter).items():

@@ -7,6 +7,7 @@ import json
 from sparseread_mcp.compaction import CompactionSettings, compact, load, validate
 from sparseread_mcp.compaction.router import DefaultRouter, History, features
 from sparseread_mcp.compaction.segments import segment
+from sparseread_mcp.deadline import deadline
 
 FILLER = "\n".join(f"{k:>6}\t    total_{k} = accumulate(total_{k - 1}, weight)  # ordinary line" for k in range(1, 60))
 
@@ -158,3 +159,27 @@ def test_a_call_that_names_no_file_and_succeeds_may_have_changed_any_file() -> N
     units = segment(load(run.messages))
     the_view = next(u for u in units if u.kind == "interaction")
     assert features(the_view, History(units)).copied
+
+
+def _word(k: int) -> str:
+    letters = ""
+    for _ in range(4):
+        k, rest = divmod(k, 26)
+        letters += chr(97 + rest)
+    return letters
+
+
+def test_copies_are_found_in_one_pass_over_a_long_history() -> None:
+    """Each line is hashed once: views of 40,000 lines and an action copying all of them stay linear (a line
+    looked up in every earlier observation would be 40,000 x 3 scans of megabytes)."""
+    text = "\n".join(f"{k:>6}\t{_word(k)} of a long and plain file" for k in range(40_000))
+    run = Run()
+    for k in range(3):
+        run.step("editor", {"command": "view", "path": f"/repo/part{k}.txt"}, text)
+    run.step("shell", {"command": "make"}, "done")  # a call naming no file succeeded: the views may be stale
+    run.step("editor", {"command": "str_replace", "path": "/repo/part2.txt", "old_str": text, "new_str": "x"}, "ok")
+    with deadline(120):  # a hang guard, not a stopwatch: the pass takes well under a second
+        units = segment(load(run.messages))
+        state = History(units)
+    views = [u for u in units if u.kind == "interaction"][:3]
+    assert [state.copied(u) for u in views] == [False, False, True]  # the newest holder only

@@ -5,7 +5,8 @@ needed: an observation whose strings the rest of the history reuses (identifiers
 lines) all survive in its extractive summary is replaceable, because the summary carries them; one with a
 reused string the summary would drop keeps its raw text, and so does one a later action copied a line from
 (an edit's old text, a search string, a line quoted in a reply): the agent is acting on its raw text, and
-no summary keeps whole lines. What a call can re-derive (a file view, a
+no summary keeps whole lines; unless its call, kept in the summary, would give the text again (it names a
+file that no later successful call may have changed). What a call can re-derive (a file view, a
 search) stays in the summary as the call itself, with any evidence pointers it printed.
 """
 
@@ -150,11 +151,11 @@ def _rereadable(units: Sequence[Unit]) -> set[int]:
     named_later: set[str] = set()  # files named by later calls that succeeded
     nameless_later = False  # a later call that names no file succeeded
     for position in range(len(units) - 1, -1, -1):
+        if position % 256 == 0:
+            checkpoint()
         unit = units[position]
         if unit.kind != "interaction":
             continue
-        if position % 256 == 0:
-            checkpoint()
         files = _files(unit.arguments)
         if files and not nameless_later and not files & named_later:
             rereadable.add(position)
@@ -188,7 +189,7 @@ class Features:
     referenced: float  # share of the observation's salient strings used later
     survives: float  # share of those used strings that its summary keeps (1 when none is used)
     asked: bool  # the user's words that came with its results name one of its strings
-    copied: bool  # a later action copied a line of it (the newest observation holding that line then)
+    copied: bool  # a later action copied a line of it (the newest holder then), and its call cannot give it again
     superseded: bool
     resolved: bool
     rederivable: bool

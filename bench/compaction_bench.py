@@ -2,17 +2,22 @@
 
 Not a test. Run:  python -m bench.compaction_bench [--data ../shared/data] [--every 4] [--no-learned]
 
-Replayed closed loop: at every assistant step t the agent re-sends its effective history. Policies, side by
-side in one run: no compaction; sliding windows keeping system messages and the last K units (K = 5, 10,
-20); masking every observation but the last K (K = 5, 10, 20: what agent frameworks ship); StateComp with
-the default router; and StateComp with the learned router, trained leave-one-family-out (on every family
-but the one it is scored on). StateComp runs every `--every` assistant steps on the effective history, new
-messages appended in between. Tokens re-sent = the sum over steps of the effective history's tokens
-(extractive summaries cost no model tokens; their text is counted inside the history). Retention = the share
-of identifiers, paths, numbers and error strings that the action at step t reuses from earlier observations
-and that are still in the effective history at t. Every family is reported on its own (reduction pooled by
-tokens within the family, retention the mean over its actions), then the macro average over families and
-the figure pooled over all runs. Each StateComp call is checked: calls and results paired, never longer.
+Replayed closed loop: at every assistant step t the agent re-sends its effective history. Policies, side by side
+in one run: no compaction; sliding windows keeping system messages and the last K units (K = 5, 10, 20); masking
+every observation but the last K (K = 5, 10, 20: what agent frameworks ship); StateComp with the default router;
+and StateComp with the learned router, trained leave-one-family-out (on every family but the one it is scored
+on); and, as a ceiling (not a method), StateComp replacing every unprotected interaction by a stub: what any
+router and summarizer could save under the same protections. StateComp runs every `--every` assistant steps on
+the effective history, new messages appended in between. Tokens re-sent = the sum over steps of the effective
+history's tokens (extractive summaries cost no model tokens; their text is counted inside the history).
+Retention = the share of identifiers, paths, numbers and error strings that the action at step t reuses from
+earlier observations and that are still in the effective history at t. Actionability (bench/actionability.py) =
+the share of the text the action at step t copies verbatim from earlier observations (lines and quoted strings
+of 16 characters or more: an edit's old text, a search string, a value in a reply) that the effective history
+still holds, or that a file view it still names re-reads with the file unchanged since; in brackets, the share
+held verbatim. Every family is reported on its own (reduction pooled by tokens within the family, retention the
+mean over its actions), then the macro average over families and the figure pooled over all runs. Each StateComp
+call is checked: calls and results paired, never longer.
 """
 
 from __future__ import annotations
@@ -20,14 +25,16 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench.actionability import Actionability
 from sparseread_mcp.compaction import CompactionSettings, Router, compact, load_file, validate
 from sparseread_mcp.compaction.learned import family_runs, train_on_runs
 from sparseread_mcp.compaction.router import salient
-from sparseread_mcp.compaction.segments import segment
+from sparseread_mcp.compaction.segments import Unit, segment
+from sparseread_mcp.compaction.summarize import Summarizer
 from sparseread_mcp.compaction.transcript import Message, Transcript
 from sparseread_mcp.errors import IntentError
 from sparseread_mcp.tokens import TokenCounter
@@ -72,7 +79,11 @@ class Checks:
 
 
 def statecomp(
-    every: int, checks: Checks, router: Router | None = None, settings: CompactionSettings | None = None
+    every: int,
+    checks: Checks,
+    router: Router | None = None,
+    settings: CompactionSettings | None = None,
+    summarizer: Summarizer | None = None,
 ) -> Policy:
     def apply(history: Transcript, previous: Transcript | None) -> Transcript:
         steps = sum(m.role == "assistant" for m in history.messages)  # assistant turns so far
@@ -81,7 +92,7 @@ def statecomp(
             history = Transcript(format=history.format, messages=[*previous.messages, *new])
         if steps % every:
             return history
-        result = compact(history, router=router, settings=settings)
+        result = compact(history, router=router, settings=settings, summarizer=summarizer)
         checks.calls += 1
         checks.changed += any(p.committed for p in result.plan)
         checks.valid += validate(result.transcript) is None
@@ -92,61 +103,115 @@ def statecomp(
     return apply
 
 
+class _Everything:
+    """The ceiling's router: every interaction not protected is replaceable."""
+
+    name = "everything"
+
+    def score(self, unit: Unit, state: Sequence[Unit], *, latest_turns: str = "") -> float:
+        return 1.0
+
+
+class _Stub:
+    """The ceiling's summarizer: a span becomes a few characters, keeping nothing."""
+
+    def summarize(self, span_id: str, units: Sequence[Unit]) -> str:
+        return f"[{span_id}]"
+
+
+def ceiling(every: int, settings: CompactionSettings | None = None) -> Policy:
+    """Not a method: what any router and summarizer could save under the same protections and cadence (system
+    and user messages, the latest interactions, pairs never split), replacing everything else by a stub."""
+    checks = Checks()
+    return statecomp(every, checks, _Everything(), settings, _Stub())
+
+
 def _consumed(effective: Transcript) -> int:
     """How many input messages the effective history already covers (summaries carry no position)."""
     positions = [int(str(m.raw["_position"])) for m in effective.messages if "_position" in m.raw]
     return max(positions) + 1 if positions else 0
 
 
-def run(path: Path, policies: dict[str, Policy], counter: TokenCounter) -> dict[str, tuple[int, list[float]]]:
+@dataclass
+class Tally:
+    """One policy on some runs: tokens re-sent, and per action its retention and actionability."""
+
+    tokens: int = 0
+    retention: list[float] = field(default_factory=list)
+    verbatim: list[float] = field(default_factory=list)  # share of quotes held verbatim
+    actionable: list[float] = field(default_factory=list)  # share held verbatim or re-readable
+
+    def add(self, other: Tally) -> None:
+        self.tokens += other.tokens
+        self.retention += other.retention
+        self.verbatim += other.verbatim
+        self.actionable += other.actionable
+
+
+Figures = dict[str, Tally]  # policy -> its tally
+
+
+def run(path: Path, policies: dict[str, Policy], counter: TokenCounter) -> Figures:
     transcript = load_file(path.read_text())
     for position, message in enumerate(transcript.messages):
         message.raw["_position"] = position  # lets StateComp know which messages are new
     steps = [i for i, m in enumerate(transcript.messages) if m.role == "assistant"]
-    results: dict[str, tuple[int, list[float]]] = {}
+    acting = Actionability(transcript)
+    results: Figures = {}
     for name, policy in policies.items():
-        total, retention, effective = 0, [], None
+        tally, effective = Tally(), None
         for t in steps:
             history = Transcript(format=transcript.format, messages=transcript.messages[:t])
             effective = policy(history, effective)
             text = json.dumps([{k: v for k, v in m.raw.items() if k != "_position"} for m in effective.messages])
-            total += counter.count(text)
+            tally.tokens += counter.count(text)
             action = transcript.messages[t]
             earlier = " ".join(r for m in transcript.messages[:t] for _, r in m.results)
             used = {s for s in salient(" ".join(c.arguments for c in action.calls) + " " + action.text) if s in earlier}
             if used:
-                retention.append(sum(1 for s in used if s in text) / len(used))
-        results[name] = (total, retention)
+                tally.retention.append(sum(1 for s in used if s in text) / len(used))
+            shares = acting.score(t, effective.messages)
+            if shares is not None:
+                tally.verbatim.append(shares[0])
+                tally.actionable.append(shares[1])
+        results[name] = tally
     return results
 
 
-Figures = dict[str, tuple[int, list[float]]]  # policy -> (tokens re-sent, retention per action)
+def _mean(values: list[float]) -> float:
+    return statistics.mean(values) if values else 1.0
 
 
 def table(families: dict[str, Figures], names: list[str]) -> list[str]:
-    """Per family, then macro and pooled: reduction vs none and retention, one column pair per policy."""
-    head = f"{'family':<32}" + "".join(f"{name:>22}" for name in names)
-    lines = [head, f"{'':<32}" + "".join(f"{'tokens  retention':>22}" for _ in names)]
-    reductions: dict[str, list[float]] = {n: [] for n in names}
-    retentions: dict[str, list[float]] = {n: [] for n in names}
-    pooled: dict[str, tuple[int, list[float]]] = {n: (0, []) for n in names}
+    """Per family, then macro and pooled, one column group per policy: reduction vs none, retention,
+    actionability (quotes verbatim or re-readable) and, in brackets, quotes held verbatim."""
+    width = 27
+    head = f"{'family':<30}" + "".join(f"{name:>{width}}" for name in names)
+    lines = [head, f"{'':<30}" + "".join(f"{'tokens  ret.  act. (verb.)':>{width}}" for _ in names)]
+    per: dict[str, list[tuple[float, float, float, float]]] = {n: [] for n in names}
+    pooled: dict[str, Tally] = {n: Tally() for n in names}
+
+    def cells(reduction: float, tally: Tally) -> str:
+        return (
+            f"{reduction:>+9.1%}{_mean(tally.retention):>7.1%}{_mean(tally.actionable):>7.1%}"
+            f" ({_mean(tally.verbatim):>5.1%})"
+        )
+
     for family, figures in families.items():
-        row = f"{family:<32}"
+        row = f"{family:<30}"
         for name in names:
-            total, kept = figures[name]
-            reduction = total / figures["none"][0] - 1
-            share = statistics.mean(kept) if kept else 1.0
-            reductions[name].append(reduction)
-            retentions[name].append(share)
-            pooled[name] = (pooled[name][0] + total, pooled[name][1] + kept)
-            row += f"{reduction:>+13.1%}{share:>9.1%}"
+            tally = figures[name]
+            reduction = tally.tokens / figures["none"].tokens - 1
+            per[name].append((reduction, _mean(tally.retention), _mean(tally.actionable), _mean(tally.verbatim)))
+            pooled[name].add(tally)
+            row += cells(reduction, tally)
         lines.append(row)
-    macro = f"{'macro (mean of families)':<32}"
-    whole = f"{'pooled (all runs)':<32}"
+    macro = f"{'macro (mean of families)':<30}"
+    whole = f"{'pooled (all runs)':<30}"
     for name in names:
-        macro += f"{statistics.mean(reductions[name]):>+13.1%}{statistics.mean(retentions[name]):>9.1%}"
-        total, kept = pooled[name]
-        whole += f"{total / pooled['none'][0] - 1:>+13.1%}{statistics.mean(kept) if kept else 1.0:>9.1%}"
+        r, k, a, v = (statistics.mean(x[i] for x in per[name]) for i in range(4))
+        macro += f"{r:>+9.1%}{k:>7.1%}{a:>7.1%} ({v:>5.1%})"
+        whole += cells(pooled[name].tokens / pooled["none"].tokens - 1, pooled[name])
     return [*lines, macro, whole]
 
 
@@ -187,11 +252,11 @@ def main() -> None:
             else:
                 trained.append(f"{family}: trained on {', '.join(router.families)}")
                 policies["learned (LOFO)"] = statecomp(args.every, checks["learned (LOFO)"], router, settings)
+        policies["ceiling (stub)"] = ceiling(args.every, settings)
         figures: Figures = {}
         for path in paths:
-            for name, (total, retention) in run(path, policies, counter).items():
-                before = figures.get(name, (0, []))
-                figures[name] = (before[0] + total, before[1] + retention)
+            for name, tally in run(path, policies, counter).items():
+                figures.setdefault(name, Tally()).add(tally)
         families[family] = figures
     names = [n for n in next(iter(families.values()))]
     if any(set(f) != set(names) for f in families.values()):

@@ -108,7 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     compact.add_argument("--format", choices=["openai", "anthropic"], help="detected when omitted")
     compact.add_argument("--out", help="write the compacted messages here (JSON)")
     compact.add_argument("--audit", help="append the replaced originals here (JSON Lines, keyed by span)")
-    compact.add_argument("--keep-last", type=int, default=3, help="latest interactions never compacted (3)")
+    compact.add_argument("--keep-last", type=int, default=1, help="latest interactions never compacted (1)")
     _common(compact)
     return parser
 

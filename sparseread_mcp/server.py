@@ -326,10 +326,10 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
             list[dict[str, JsonValue]], Field(description="The history: OpenAI chat or Anthropic messages JSON.")
         ],
         format: Annotated[Literal["openai", "anthropic"] | None, Field(description="Detected when omitted.")] = None,
-        keep_last: Annotated[int, Field(ge=0, le=100, description="Latest interactions never compacted.")] = 3,
+        keep_last: Annotated[int, Field(ge=0, le=100, description="Latest interactions never compacted.")] = 1,
         tau: Annotated[float, Field(ge=0.0, le=1.0, description="Every interaction of a span needs p >= tau.")] = 0.6,
-        min_interactions: Annotated[int, Field(ge=0, le=1000, description="A span needs more than this.")] = 3,
-        min_tokens: Annotated[int, Field(ge=0, description="A span needs at least this many tokens.")] = 1_000,
+        min_interactions: Annotated[int, Field(ge=0, le=1000, description="A span needs more than this.")] = 0,
+        min_tokens: Annotated[int, Field(ge=0, description="A span needs at least this many tokens.")] = 0,
     ) -> Annotated[CallToolResult, CompactResult]:
         options = CompactionSettings(keep_last=keep_last, tau=tau, kappa=min_interactions, min_tokens=min_tokens)
         raw: list[dict[str, object]] = [dict(m) for m in messages]

@@ -21,10 +21,14 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CompactionSettings:
-    keep_last: int = 3  # the latest K interactions are protected
+    # The latest interaction is protected; older ones keep their raw text by the router's rules (a string
+    # later reused that the summary would drop, a line the agent copied), not by their age. Measured on the
+    # development runs (bench/compaction_bench.py): keeping 3 and gating spans at > 3 interactions and
+    # 1,000 tokens held no more of what later actions reuse or copy, and re-sent about a third more tokens.
+    keep_last: int = 1  # the latest K interactions are protected
     tau: float = 0.6  # every interaction of a span needs p >= tau
-    kappa: int = 3  # a span needs more than kappa interactions
-    min_tokens: int = 1_000  # and at least this many source tokens
+    kappa: int = 0  # a span needs more than kappa interactions
+    min_tokens: int = 0  # and at least this many source tokens (a summary is committed only when shorter)
     protected_tools: frozenset[str] = frozenset()
 
 

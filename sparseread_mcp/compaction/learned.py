@@ -25,6 +25,7 @@ import numpy as np
 
 from ..deadline import checkpoint
 from ..errors import ConfigError, IntentError
+from .compactor import CompactionSettings
 from .marks import salient
 from .router import FEATURE_NAMES, History, features
 from .segments import Unit, segment
@@ -136,8 +137,8 @@ _MAX_LINES = 4_096
 
 #: Runs read per family and files per run folder: what one training call may look at.
 MAX_RUNS = 500
-#: The latest interactions a compaction point protects (as CompactionSettings.keep_last does).
-_KEEP_LAST = 3
+#: The latest interactions a compaction point protects (the default of CompactionSettings.keep_last).
+_KEEP_LAST = CompactionSettings().keep_last
 
 
 def family_runs(root: Path, *, leave_out: Sequence[str] = ()) -> dict[str, list[Path]]:

@@ -3,7 +3,10 @@
 The default router is transparent and state-conditioned. It routes on whether the raw text is still
 needed: an observation whose strings the rest of the history reuses (identifiers, paths, numbers, error
 lines) all survive in its extractive summary is replaceable, because the summary carries them; one with a
-reused string the summary would drop keeps its raw text. What a call can re-derive (a file view, a
+reused string the summary would drop keeps its raw text, and so does one a later action copied a line from
+(an edit's old text, a search string, a line quoted in a reply): the agent is acting on its raw text, and
+no summary keeps whole lines; unless its call, kept in the summary, would give the text again (it names a
+file that no later successful call may have changed). What a call can re-derive (a file view, a
 search) stays in the summary as the call itself, with any evidence pointers it printed.
 """
 
@@ -17,7 +20,7 @@ from dataclasses import dataclass
 from typing import Protocol, overload
 
 from ..deadline import checkpoint
-from .marks import has_error, salient
+from .marks import has_error, paths, salient
 from .segments import Unit
 from .summarize import unit_lines
 
@@ -29,6 +32,15 @@ _POINTER = re.compile(r"@(?:sha256:[0-9a-f]{12}|[0-9a-f]{7,40})#")
 _FULL_POINTER = re.compile(r"(?<![\w./-])[\w./-]+@(?:sha256:[0-9a-f]{12}|[0-9a-f]{7,40})#[^\s\"',]+")
 #: Only the head of an observation decides whether it reports an error.
 _ERROR_HEAD = 2000
+#: A call's result says that it failed in its first line (an editor's refusal, a syntax check).
+_FIRST_LINE = 300
+#: Files are looked for in the head of a call's arguments (a path comes first; an edit's text follows).
+_MAX_ARGUMENTS = 4096
+_RUN = re.compile(r"[\w./-]+")
+#: A copied line is at least this long: shorter lines (`return None`, `}`) recur by chance.
+_MIN_COPIED = 16
+#: A line number a view printed before the line (`  312\t`, `1474:`, `12|`), not part of the text copied.
+_LINE_NUMBER = re.compile(r"\d+[\t:|]")
 
 
 class History(Sequence[Unit]):
@@ -60,6 +72,7 @@ class History(Sequence[Unit]):
         nexts = [*starts[1:], len(joined)]
         self._from = [mine if mine is not None else after for mine, after in zip(own, nexts, strict=True)]
         self._position = {unit.index: i for i, unit in enumerate(self.units)}
+        self._copied = _copied_from(self.units, _rereadable(self.units))
         self._last_seen: dict[str, int] = {}
         self._last_call: dict[tuple[tuple[str, ...], str], int] = {}
         self._last_clean: dict[tuple[str, ...], int] = {}
@@ -96,8 +109,79 @@ class History(Sequence[Unit]):
     def succeeded_later(self, unit: Unit) -> bool:
         return self._last_clean.get(unit.tools, -1) > self._position[unit.index]
 
+    def copied(self, unit: Unit) -> bool:
+        """Whether a later action copied a line from this observation (the newest that held it then), and
+        its call cannot simply give it again."""
+        return self._position[unit.index] in self._copied
+
     def interactions_after(self, unit: Unit) -> int:
         return self._interactions_after[self._position[unit.index] + 1]
+
+
+def _copied_from(units: Sequence[Unit], rereadable: set[int]) -> set[int]:
+    """Positions of the observations whose raw text later actions copied lines from: for each line an action
+    writes (in its words or its call arguments) that an earlier observation printed, the newest such
+    observation, unless the call of one that printed it would give it again (`rereadable`). A line the agent
+    (or the user) wrote before any observation printed it is their own text, not copied data: a failed edit
+    that echoes the agent's new text back does not make that echo needed.
+    One pass, each line hashed once: linear in the history."""
+    holders: dict[str, tuple[int, bool]] = {}  # line -> (the newest observation holding it, any re-readable)
+    written: set[str] = set()
+    copied: set[int] = set()
+    for position, unit in enumerate(units):
+        lines = _lines(unit.reasoning + "\n" + unit.written)
+        for line in lines:
+            holder = holders.get(line)
+            if holder is not None and not holder[1]:
+                copied.add(holder[0])
+        written.update(lines)
+        for line in _lines(unit.observation):
+            if line not in written:
+                before = holders.get(line)
+                holders[line] = (position, position in rereadable or (before is not None and before[1]))
+    return copied
+
+
+def _rereadable(units: Sequence[Unit]) -> set[int]:
+    """Positions of the interactions whose call would give the same observation again: the call names a file,
+    and no later call that may have changed it succeeded. A later call may have changed it when it names that
+    file, or names no file at all (an editor that edits the file it has open), and its result does not say in
+    its first line that it failed. One backward pass."""
+    rereadable: set[int] = set()
+    named_later: set[str] = set()  # files named by later calls that succeeded
+    nameless_later = False  # a later call that names no file succeeded
+    for position in range(len(units) - 1, -1, -1):
+        if position % 256 == 0:
+            checkpoint()
+        unit = units[position]
+        if unit.kind != "interaction":
+            continue
+        files = _files(unit.arguments)
+        if files and not nameless_later and not files & named_later:
+            rereadable.add(position)
+        if not has_error(unit.observation[:_FIRST_LINE].split("\n", 1)[0]):
+            named_later |= files
+            nameless_later = nameless_later or not files
+    return rereadable
+
+
+def _files(arguments: str) -> set[str]:
+    """The base names of the files a call's arguments name."""
+    return {found.rsplit("/", 1)[-1] for run in _RUN.findall(arguments[:_MAX_ARGUMENTS]) for found in paths(run)}
+
+
+def _lines(text: str) -> list[str]:
+    """Lines long enough to be copied, stripped of indentation and of a line number a view put before them."""
+    out = []
+    for number, line in enumerate(text.split("\n")):
+        if number % 4096 == 0:
+            checkpoint()
+        line = line.strip()
+        if (match := _LINE_NUMBER.match(line)) is not None:
+            line = line[match.end() :].strip()
+        if len(line) >= _MIN_COPIED:
+            out.append(line)
+    return out
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -105,6 +189,7 @@ class Features:
     referenced: float  # share of the observation's salient strings used later
     survives: float  # share of those used strings that its summary keeps (1 when none is used)
     asked: bool  # the user's words that came with its results name one of its strings
+    copied: bool  # a later action copied a line of it (the newest holder then), and its call cannot give it again
     superseded: bool
     resolved: bool
     rederivable: bool
@@ -117,6 +202,7 @@ class Features:
             self.referenced,
             self.survives,
             float(self.asked),
+            float(self.copied),
             float(self.superseded),
             float(self.resolved),
             float(self.rederivable),
@@ -126,7 +212,18 @@ class Features:
         ]
 
 
-FEATURE_NAMES = ("referenced", "survives", "asked", "superseded", "resolved", "rederivable", "is_error", "size", "age")
+FEATURE_NAMES = (
+    "referenced",
+    "survives",
+    "asked",
+    "copied",
+    "superseded",
+    "resolved",
+    "rederivable",
+    "is_error",
+    "size",
+    "age",
+)
 
 
 def features(unit: Unit, state: Sequence[Unit], *, latest_turns: str = "") -> Features:
@@ -152,6 +249,7 @@ def features(unit: Unit, state: Sequence[Unit], *, latest_turns: str = "") -> Fe
         referenced=len(used) / len(marks) if marks else 0.0,
         survives=survives,
         asked=asked,
+        copied=history.copied(unit),
         superseded=history.called_again(unit),
         resolved=is_error and history.succeeded_later(unit),
         rederivable=any(t.startswith("sro_") for t in unit.tools) and bool(_POINTER.search(unit.observation)),
@@ -187,6 +285,8 @@ class DefaultRouter:
             return 0.1  # something later reuses a string its summary would drop: the raw text is needed
         if f.asked:
             return 0.1  # the user's words next to its results are about it: the answer needs the raw text
+        if f.copied:
+            return 0.1  # the agent copies lines from it (edits from a view, quotes it): it acts on the raw text
         # Everything reused survives in the summary: replaceable, the more so when a newer result or a
         # verified pointer stands in for it, when it is large and when it is older.
         p = 0.65 + 0.1 * f.superseded + 0.1 * f.resolved + 0.1 * f.rederivable + 0.05 * f.size + 0.05 * f.age

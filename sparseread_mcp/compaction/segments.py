@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Literal
 
@@ -19,6 +20,7 @@ class Unit:
     arguments: str = ""
     observation: str = ""
     reasoning: str = ""
+    written: str = ""  # what the agent wrote into its calls: the string values of their arguments, one per line
     user_text: str = ""  # text that came with its results (kept verbatim when the unit is compacted)
     keeps: bool = False  # its last message holds blocks besides tool results, which must survive
 
@@ -58,6 +60,7 @@ def segment(transcript: Transcript) -> list[Unit]:
                     kind="interaction",
                     tools=tuple(c.name for c in message.calls),
                     arguments="\n".join(c.arguments for c in message.calls),
+                    written="\n".join(argument_strings(c.arguments) for c in message.calls),
                     observation="\n".join(observation),
                     reasoning=message.text,
                     user_text=messages[j - 1].kept_text if keeps else "",
@@ -69,3 +72,24 @@ def segment(transcript: Transcript) -> list[Unit]:
         units.append(Unit(index=len(units), messages=(i,), kind="protected", reasoning=message.text))
         i += 1
     return units
+
+
+def argument_strings(arguments: str) -> str:
+    """The string values of a call's JSON arguments, one after another (the raw text when it is not JSON):
+    what the agent wrote, unescaped, so that a line it copied from an observation reads as it did there.
+    The transcript's size was bounded when it was loaded, so parsing and walking it here is bounded too."""
+    try:
+        parsed: object = json.loads(arguments)
+    except (json.JSONDecodeError, RecursionError):
+        return arguments
+    strings: list[str] = []
+    stack = [parsed]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            strings.append(value)
+        elif isinstance(value, dict):
+            stack.extend(reversed(list(value.values())))
+        elif isinstance(value, list):
+            stack.extend(reversed(value))
+    return "\n".join(strings)

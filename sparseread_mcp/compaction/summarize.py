@@ -43,10 +43,9 @@ class Summarizer(Protocol):
 
 class ExtractiveSummarizer:
     def summarize(self, span_id: str, units: Sequence[Unit]) -> str:
-        lines = [
-            f"[compacted span {span_id}: {len(units)} earlier tool interactions; originals in the audit log "
-            f"under {span_id}. Quoted strings below are copied from them.]"
-        ]
+        # Short: with one-interaction spans a history holds many of these, each re-sent at every turn.
+        count = f"{len(units)} tool interaction{'s' if len(units) > 1 else ''}"
+        lines = [f"[compacted span {span_id}, {count}; strings below copied from them; originals in the audit log]"]
         seen: set[str] = set()  # marks listed for an earlier unit of the span are not listed again
         for unit in units:
             lines.extend(unit_lines(unit, seen))

@@ -18,6 +18,7 @@ import math
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
+from typing import Literal
 
 import numpy as np
 
@@ -50,7 +51,7 @@ class Weights:
     written like code against a plain word, `title_factor` a name on the goal's first line, and
     `demoted` multiplies the score of tests, non-source files and vendored copies."""
 
-    fusion: str = "normalized"
+    fusion: Literal["normalized", "weighted", "rrf"] = "normalized"
     bm25: float = 3.0
     title: float = 3.0
     path: float = 1.0

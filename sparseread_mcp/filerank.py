@@ -5,9 +5,11 @@ The goal's identifiers are read the way a developer reads an issue: names writte
 lines (`File "x/y.py", line 12`) name files outright; dotted module names name files by their path.
 Each signal is computed on its own, per file, so one file's many passages cannot crowd out the others:
 BM25 over the file's terms for the goal and for its first line (an issue's title), the paths and
-module names the goal gives, the names each file defines (weighted by how few files define them), and
-its uses of the goal's code-like names. Each signal is divided by its best file's value and the
-signals are summed (see Weights); the text signals weigh three times a name signal. Tests, non-source
+module names the goal gives, the names each file defines (weighted by how few files define them), its
+uses of the goal's code-like names, and how well the tests of it match the goal (`test_x.py` tests
+`x.py`: a test that repeats the issue's words points at the source it tests). Each signal is divided
+by its best file's value and the signals are summed (see Weights); the text signals weigh twice a name
+signal, and plain words count through BM25 only (as names they matched too much). Tests, non-source
 files and vendored copies (found by structure, see fileindex.vendored_roots) rank below sources that
 match as well, and a vendored tree shows as one row. Every score says why.
 """
@@ -34,10 +36,11 @@ _TRACEBACK = re.compile(r'File "([^"\n]{1,400})", line (\d{1,9})')
 _WORD = re.compile(r"--[a-z][a-z0-9-]{1,60}|[A-Za-z_][A-Za-z0-9_]{1,80}(?:\.[A-Za-z_][A-Za-z0-9_]{0,80}){0,8}")
 _QUOTED = re.compile(r"[`'\"]([A-Za-z_][\w.]{1,120})(?:\(\))?[`'\"]")
 _SOURCE_SUFFIXES = frozenset({".py", ".js", ".ts", ".tsx", ".jsx", ".go", ".rs", ".java", ".c", ".h", ".cpp", ".rb"})
+_TEST_AFFIX = re.compile(r"^tests?_|[_.](?:test|spec)$")
 _TEST_PARTS = frozenset({"test", "tests", "testing", "spec", "specs", "__tests__"})
 MAX_USERS_SHOWN = 20
 #: The per-file signals, each computed on its own (see signals()).
-SIGNALS = ("bm25", "title", "path", "module", "define", "refs")
+SIGNALS = ("bm25", "title", "path", "module", "define", "refs", "tested")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -52,14 +55,15 @@ class Weights:
     `demoted` multiplies the score of tests, non-source files and vendored copies."""
 
     fusion: Literal["normalized", "weighted", "rrf"] = "normalized"
-    bm25: float = 3.0
-    title: float = 3.0
+    bm25: float = 2.0
+    title: float = 2.0
     path: float = 1.0
     module: float = 1.0
     define: float = 1.0
     refs: float = 1.0
+    tested: float = 1.0
     code_name: float = 1.0
-    plain_name: float = 0.4
+    plain_name: float = 0.0
     title_factor: float = 1.5
     demoted: float = 0.35
     rrf_k: float = 60.0
@@ -77,7 +81,7 @@ WEIGHTED = Weights(
 #: one repository out scores: the held-out figures there, not these weights' own, are what to expect.
 DEFAULT_WEIGHTS = Weights()
 #: The weights a sensitivity check scales.
-TUNABLE = ("bm25", "title", "path", "module", "define", "refs", "code_name", "plain_name", "title_factor", "demoted")
+TUNABLE = (*SIGNALS, "code_name", "plain_name", "title_factor", "demoted")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -162,6 +166,7 @@ class _Signals:
     values: dict[str, np.ndarray]
     reasons: list[list[str]]
     matched: list[list[tuple[str, int]]]
+    subjects: dict[int, list[int]]  # test file -> the sources it tests
 
 
 def rank_files(
@@ -179,6 +184,10 @@ def rank_files(
     for number, path in enumerate(f.path for f in index.files):
         if is_test(path) or not is_source(path) or vendored[number] is not None:
             scores[number] *= weights.demoted
+    for test, subjects in found.subjects.items():  # a test ranks right below the source it tests
+        best = max(float(scores[n]) for n in subjects)
+        if 0 < best <= scores[test]:
+            scores[test] = np.nextafter(best, 0.0)
     order = [int(i) for i in np.argsort(-scores, kind="stable") if scores[i] > 0]
     out: list[RankedFile] = []
     shown: dict[str, int] = {}
@@ -204,6 +213,13 @@ def signals(index: FileIndex, cues: Cues, query_terms: list[str] | tuple[str, ..
     if cues.title_terms:
         values["title"] = index.bm25(cues.title_terms)
     paths = [f.path for f in index.files]
+    tests = _subjects(paths)
+    for test, subjects in tests.items():
+        for number in subjects:  # a test that matches the goal points at the source it tests
+            if values["bm25"][test] > values["tested"][number]:
+                values["tested"][number] = values["bm25"][test]
+                reasons[number] = [r for r in reasons[number] if not r.startswith("tested by ")]
+                reasons[number].append(f"tested by {paths[test]}")
     for cue in cues.paths:
         for number in _files_named(paths, cue):
             values["path"][number] += 1.0
@@ -239,7 +255,7 @@ def signals(index: FileIndex, cues: Cues, query_terms: list[str] | tuple[str, ..
                 if len(users) <= MAX_USERS_SHOWN:
                     for number in users.tolist():
                         reasons[number].append(f"uses {name}")
-    return _Signals(values=values, reasons=reasons, matched=matched)
+    return _Signals(values=values, reasons=reasons, matched=matched, subjects=tests)
 
 
 def fuse(values: dict[str, np.ndarray], weights: Weights) -> np.ndarray:
@@ -306,6 +322,33 @@ def _stems(paths: list[str]) -> dict[str, list[int]]:
         if stem in ("__init__", "index", "mod") and len(pure.parts) > 1:
             stem = pure.parts[-2].casefold()
         out.setdefault(stem, []).append(number)
+    return out
+
+
+def _subjects(paths: list[str]) -> dict[int, list[int]]:
+    """Test file -> the source files it tests, by name: `test_x.py`, `x_test.go`, `x.spec.ts` test `x.*`
+    (failing an exact name, a source whose name ends or starts the test's, as `test_assertrewrite` and
+    `rewrite`)."""
+    sources: dict[str, list[int]] = {}
+    for number, path in enumerate(paths):
+        if is_source(path) and not is_test(path):
+            sources.setdefault(PurePosixPath(path).stem.casefold(), []).append(number)
+    out: dict[int, list[int]] = {}
+    for number, path in enumerate(paths):
+        if not (is_source(path) and is_test(path)):
+            continue
+        stem = PurePosixPath(path).stem.casefold()
+        subject = _TEST_AFFIX.sub("", stem)
+        if subject == stem or len(subject) < 3:
+            continue
+        found = sources.get(subject) or [
+            n
+            for name, numbers in sources.items()
+            if len(name) >= 4 and (subject.endswith(name) or subject.startswith(name))
+            for n in numbers
+        ]
+        if found:
+            out[number] = found
     return out
 
 

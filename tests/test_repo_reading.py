@@ -215,3 +215,39 @@ def test_the_goal_title_is_a_signal_of_its_own() -> None:
     cues = goal_cues("Module imported twice under import-mode\n\npip list:\naiohttp 3.6\nalabaster 0.7")
     assert {"module", "import", "twice"} <= set(cues.title_terms)
     assert not {"aiohttp", "alabaster"} & set(cues.title_terms)
+
+
+def test_tests_name_the_sources_they_test() -> None:
+    paths = [
+        "src/pkg/_code/source.py",
+        "src/pkg/assertion/rewrite.py",
+        "src/pkg/codec.py",
+        "testing/code/test_source.py",
+        "testing/test_assertrewrite.py",
+        "tests/codec_test.py",
+        "testing/conftest.py",
+        "testing/test_unrelated.py",
+    ]
+    assert filerank._subjects(paths) == {3: [0], 4: [1], 5: [2]}
+
+
+def test_a_source_whose_tests_match_the_goal_ranks_above_one_that_only_shares_a_word(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / "src" / "lib").mkdir(parents=True)
+    (root / "testing").mkdir()
+    # The fix belongs in statement.py: the words are in its tests, not in its own text.
+    (root / "src" / "lib" / "statement.py").write_text("def get_range(node):\n    return node.lineno, node.end\n")
+    (root / "testing" / "test_statement.py").write_text(
+        "def test_decorator_lines_are_not_printed_with_the_failing_assert():\n"
+        "    assert decorator_lines(printed_assert()) == []  # extra decorator line printed after a failing assert\n"
+    )
+    (root / "src" / "lib" / "printer.py").write_text("def show(text):\n    return text  # printed\n")
+    for n in range(6):
+        (root / "src" / "lib" / f"other{n}.py").write_text(f"def other{n}(a):\n    return a\n")
+    goal = "An extra decorator line is printed after a failing assert"
+    pack = _engine(root, tmp_path / "cache").read("s", ReadRequest(target=".", intent=Intent(goal=goal)))
+    assert pack.result is not None and pack.result.rows
+    rows = [str(r[0]) for r in pack.result.rows]
+    assert rows[0] == "src/lib/statement.py", rows
+    assert "tested by testing/test_statement.py" in str(pack.result.rows[0][1])
+    assert rows.index("src/lib/statement.py") < rows.index("testing/test_statement.py")

@@ -236,6 +236,8 @@ def signals(index: FileIndex, cues: Cues, query_terms: list[str] | tuple[str, ..
             * rarity
             * (weights.title_factor if name in cues.title else 1.0)
         )
+        if weight <= 0:
+            continue  # a name that counts for nothing is not given as a reason either
         modules = stems.get(name.casefold(), []) if name.casefold() not in seen else []
         seen.add(name.casefold())
         for number in modules:
@@ -341,12 +343,9 @@ def _subjects(paths: list[str]) -> dict[int, list[int]]:
         subject = _TEST_AFFIX.sub("", stem)
         if subject == stem or len(subject) < 3:
             continue
-        found = sources.get(subject) or [
-            n
-            for name, numbers in sources.items()
-            if len(name) >= 4 and (subject.endswith(name) or subject.startswith(name))
-            for n in numbers
-        ]
+        # Looked up by the subject's own ends (a few dict lookups), never by scanning every source.
+        ends = [subject[i:] for i in range(1, len(subject) - 3)] + [subject[:-i] for i in range(1, len(subject) - 3)]
+        found = sources.get(subject) or [n for end in ends for n in sources.get(end, ())]
         if found:
             out[number] = found
     return out

@@ -133,6 +133,26 @@ def file_table(cases: list[Case], chosen: dict[str, str], candidates: dict[str, 
     return out
 
 
+def ablations(cases: list[Case]) -> list[str]:
+    """The default with one of its signals or rules taken out (not candidates: what each one adds)."""
+    variants = {
+        "default": DEFAULT_WEIGHTS,
+        "without the title signal": replace(DEFAULT_WEIGHTS, title=0.0),
+        "without the tested-by signal": replace(DEFAULT_WEIGHTS, tested=0.0),
+        "without definitions": replace(DEFAULT_WEIGHTS, define=0.0),
+        "without uses of code names": replace(DEFAULT_WEIGHTS, refs=0.0),
+        "tests, non-source and vendored not demoted": replace(DEFAULT_WEIGHTS, demoted=1.0),
+        "BM25 of the goal only": Weights(
+            bm25=1.0, title=0.0, path=0.0, module=0.0, define=0.0, refs=0.0, tested=0.0, demoted=1.0
+        ),
+    }
+    out = ["ablations of the default: top 1 / top 5", "| ranking | macro | pooled |", "|---|---|---|"]
+    for name, weights in variants.items():
+        ranks = per_repo(cases, weights)
+        out.append(f"| {name} | {_pair(macro(ranks))} | {_pair(pooled(ranks))} |")
+    return out
+
+
 def sensitivity(cases: list[Case], base: Weights, label: str) -> list[str]:
     """Each weight of `base` x0.5 and x2, one at a time: macro and pooled top 1 / top 5."""
     out = [
@@ -165,7 +185,8 @@ def report(cases: list[Case], log: Callable[[str], None] = print) -> dict[str, W
     chosen = leave_one_repo_out(cases)
     lines = ["gold file in the top 1 / top 5, each repository scored with weights chosen on the other two:"]
     lines += file_table(cases, chosen)
-    lines += ["", *sensitivity(cases, DEFAULT_WEIGHTS, "the default"), ""]
+    lines += ["", *ablations(cases), ""]
+    lines += [*sensitivity(cases, DEFAULT_WEIGHTS, "the default"), ""]
     lines += sensitivity(cases, WEIGHTED, "the first, hand-set weights")
     log("\n".join(lines))
     return {repo: CANDIDATES[name] for repo, name in chosen.items()}

@@ -6,7 +6,10 @@ Per SWE-bench issue (flask, requests, pytest), against its repository snapshot, 
 to 1,000 characters as the goal and the same five identifiers (the goal's strongest, code-like first)
 for every keyword method, in one run:
 
-* `ranked`: sro_read focus on the directory (files ranked by definitions, paths, module names, BM25).
+* `ranked`: sro_read focus on the directory (files ranked by definitions, paths, module names, BM25),
+  with the ranking weights chosen on the two other repositories (leave one repository out, see
+  bench/repo_loro.py, which also prints the file-level table of every candidate and the sensitivity of
+  the weights, each x0.5 and x2); `ranked (default)` is the shipped default where that differs.
 * `previous`: the previous directory focus (BM25 over files, then passages; still what `collect` does).
 * `grep+windows`: grep the identifiers, files by how many identifiers they match, +-20-line windows.
 * `name+whole`: the file whose name matches an identifier first, read whole (a filesystem server).
@@ -15,8 +18,9 @@ Scores: gold file top 1 / top 5; gold function or hunk inside what one call retu
 tokens; median tokens of that call; median tokens to the first sight of the hunk (cumulative over the
 call and up to two refines; grep: its windows in order; a method that never shows it is left out of
 that median and counted in `seen`). Tokens = characters / 4 of everything returned. Each figure per
-repository and macro-averaged over the three. Then first-search latency on a ~2,000-file tree: a new
-engine with an empty cache directory (cold) against a new engine on the same cache directory (warm).
+repository, macro-averaged over the three and pooled over the issues. Then first-search latency on a
+~2,000-file tree: a new engine with an empty cache directory (cold) against a new engine on the same
+cache directory (warm).
 """
 
 from __future__ import annotations
@@ -32,18 +36,21 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
+from bench import repo_loro
 from bench.readers_bench import materialize
+from sparseread_mcp import code_answer
 from sparseread_mcp.config import Settings
 from sparseread_mcp.engine import ReadEngine, ReadRequest
-from sparseread_mcp.filerank import goal_cues
+from sparseread_mcp.filerank import DEFAULT_WEIGHTS, Weights, goal_cues
 from sparseread_mcp.models import Intent
 
 BUDGET = 4000
 GOAL_CHARS = 1000
 WINDOW = 20
 CACHE = Path(tempfile.gettempdir()) / "sparseread-repo-bench"
-METHODS = ("ranked", "previous", "grep+windows", "name+whole")
+METHODS = ("ranked", "ranked (default)", "previous", "grep+windows", "name+whole")
 Span = tuple[str, int, int]  # path, first line, last line
 
 
@@ -58,7 +65,12 @@ def _tokens(text: str) -> int:
     return len(text) // 4
 
 
-def run_ranked(root: Path, q: dict[str, Any], *, action: str) -> dict[str, Any]:
+def run_ranked(root: Path, q: dict[str, Any], *, action: str, weights: Weights = DEFAULT_WEIGHTS) -> dict[str, Any]:
+    with mock.patch.object(code_answer, "RANKING", weights):
+        return _run_ranked(root, q, action=action)
+
+
+def _run_ranked(root: Path, q: dict[str, Any], *, action: str) -> dict[str, Any]:
     engine = ReadEngine(Settings(roots=(root,), cache_dir=CACHE / "engine-cache", repo_index=False))
     goal = q["question"][:GOAL_CHARS]
     pack = engine.read("b", ReadRequest(target=".", action=action, intent=Intent(goal=goal), budget_tokens=BUDGET))  # type: ignore[arg-type]
@@ -150,27 +162,41 @@ def run_whole(root: Path, q: dict[str, Any], names: list[str]) -> dict[str, Any]
     return {"files": [chosen], "hit": hit and tokens <= BUDGET, "tokens": tokens, "to_hunk": tokens if hit else None}
 
 
-def evaluate(data: Path, limit: int | None) -> dict[str, dict[str, list[dict[str, Any]]]]:
+def questions_of(data: Path, limit: int | None) -> list[dict[str, Any]]:
     swebench = data / "swebench"
     questions = [json.loads(line) for line in (swebench / "questions.jsonl").read_text().splitlines()]
-    results: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for q in questions[:limit]:
         root = CACHE / "repos" / q["instance_id"]
         if not root.exists():
             materialize(swebench, q["instance_id"], root)
+    return questions[:limit]
+
+
+def evaluate(
+    questions: list[dict[str, Any]], chosen: dict[str, Weights] | None = None
+) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """Every method on every issue; `ranked` with the weights chosen for the issue's repository."""
+    results: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for q in questions:
+        root = CACHE / "repos" / q["instance_id"]
         names = goal_cues(q["question"][:GOAL_CHARS]).top(5)
+        repo = q["repo"].split("/")[1]
+        weights = (chosen or {}).get(repo, DEFAULT_WEIGHTS)
         runs: dict[str, Callable[[], dict[str, Any]]] = {
-            "ranked": partial(run_ranked, root, q, action="focus"),
+            "ranked": partial(run_ranked, root, q, action="focus", weights=weights),
             "previous": partial(run_ranked, root, q, action="collect"),
             "grep+windows": partial(run_grep, root, q, names),
             "name+whole": partial(run_whole, root, q, names),
         }
-        repo = q["repo"].split("/")[1]
+        if weights != DEFAULT_WEIGHTS:
+            runs["ranked (default)"] = partial(run_ranked, root, q, action="focus")
         for method, call in runs.items():
             outcome = call()
             outcome["top1"] = bool(outcome["files"]) and outcome["files"][0] in q["gold_files"]
             outcome["top5"] = any(f in q["gold_files"] for f in outcome["files"][:5])
             results.setdefault(repo, {}).setdefault(method, []).append(outcome)
+        if weights == DEFAULT_WEIGHTS:
+            results[repo].setdefault("ranked (default)", []).append(results[repo]["ranked"][-1])
     return results
 
 
@@ -199,6 +225,9 @@ def table(results: dict[str, dict[str, list[dict[str, Any]]]]) -> list[str]:
     for method in METHODS:
         columns = list(zip(*macro[method], strict=True))
         out.append(_row("macro", method, len(macro[method]), tuple(statistics.mean(c) for c in columns)))
+    for method in METHODS:
+        every = [row for methods in results.values() for row in methods[method]]
+        out.append(_row("pooled", method, len(every), _figures(every)))
     return out
 
 
@@ -256,9 +285,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--files", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
-    results = evaluate(args.data, args.limit)
-    lines = table(results)
-    print("\n".join(lines), flush=True)
+    questions = questions_of(args.data, args.limit)
+    cases = [
+        repo_loro.build_case(CACHE / "repos" / q["instance_id"], q, q["question"][:GOAL_CHARS], CACHE / "engine-cache")
+        for q in questions
+    ]
+    held_out: list[str] = []
+    chosen = repo_loro.report(cases, held_out.append)
+    print(held_out[0] + "\n", flush=True)
+    del cases
+    results = evaluate(questions, chosen)
+    lines = [*held_out, "", *table(results)]
+    print("\n".join(lines[len(held_out) + 1 :]), flush=True)
     if args.files:
         lines += ["", *latency(args.data, args.files, args.repeat)]
         print(lines[-1])

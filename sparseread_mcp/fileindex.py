@@ -33,7 +33,7 @@ SYMBOL_BYTES = 262_144
 #: At most this many names per file (a generated file with thousands adds nothing to a ranking).
 MAX_SYMBOLS = 2_000
 #: Bump when the saved arrays change meaning.
-FORMAT = 3
+FORMAT = 4
 _SKIPPED_TYPES = frozenset({"binary", "unreadable"})
 _NO_CONTENT = frozenset({"pdf", "table", "xlsx", "parquet"})
 # One definition per line, keyword then name; linear patterns (no nesting), run on at most SYMBOL_BYTES.
@@ -48,6 +48,12 @@ _DEFINITION = re.compile(
 _CODE_TOKEN = re.compile(rb"--[a-z][a-z0-9-]{1,60}|[A-Za-z_][A-Za-z0-9_]{2,80}")
 REF = "="
 MAX_REFS = 4_000
+#: Counted once in a package's `__init__` that declares its own release (`__version__ = ...`): a
+#: package nested in another that does so is a vendored copy (see vendored_roots).
+RELEASE = REF + "!release"
+_RELEASE_LINE = re.compile(rb"^__version__[ \t]*(?::[^=\n]{0,80})?=", re.MULTILINE)
+#: Licence files name a separately released tree as well.
+_LICENSE_STEMS = ("license", "licence", "copying")
 _K1, _B = 1.2, 0.75
 
 
@@ -78,6 +84,8 @@ def features_of(directory: ResolvedPath, entry: FileEntry) -> FileFeatures:
         counts[word] = counts.get(word, 0) + 1
     for token in references(data):
         counts[token] = counts.get(token, 0) + 1
+    if entry.path.rsplit("/", 1)[-1] == "__init__.py" and _RELEASE_LINE.search(data):
+        counts[RELEASE] = 1
     return FileFeatures(
         path=entry.path,
         size=entry.size,
@@ -126,6 +134,24 @@ def definitions(data: bytes) -> tuple[tuple[str, int], ...]:
     return tuple(found)
 
 
+def vendored_roots(paths: list[str], releases: set[str]) -> tuple[str, ...]:
+    """Folders that hold a vendored copy of another project, found by structure, not by name: a package
+    nested inside another package (its parent folder has an `__init__.py` too) that declares a release
+    of its own (`__version__` in its `__init__.py`, or a licence file of its own). Outermost first."""
+    present = set(paths)
+    found: set[str] = set()
+    for path in paths:
+        folder, _, name = path.rpartition("/")
+        if not folder or "/" not in folder:
+            continue
+        parent = folder.rpartition("/")[0]
+        own_release = path in releases or name.casefold().split(".")[0] in _LICENSE_STEMS
+        if own_release and f"{folder}/__init__.py" in present and f"{parent}/__init__.py" in present:
+            found.add(folder)
+    outer = sorted(found, key=len)
+    return tuple(f for n, f in enumerate(outer) if not any(f.startswith(o + "/") for o in outer[:n]))
+
+
 class FileIndex:
     """BM25 over files (path terms three times, then the head) and the names each file defines."""
 
@@ -161,6 +187,7 @@ class FileIndex:
         self.defines_folded: dict[str, set[str]] = {}
         for name in self.defines:
             self.defines_folded.setdefault(name.casefold(), set()).add(name)
+        self.vendored_roots = vendored_roots([f.path for f in files], {f.path for f in features if RELEASE in f.counts})
 
     @classmethod
     def build(
@@ -210,6 +237,11 @@ class FileIndex:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
         first, last = int(self._starts[term]), int(self._starts[term + 1])
         return self._docs[first:last], self._tfs[first:last]
+
+    def vendored_root(self, number: int) -> str | None:
+        """The vendored tree file `number` lies in (a folder path), or None."""
+        path = self.files[number].path
+        return next((root for root in self.vendored_roots if path.startswith(root + "/")), None)
 
     def rank(self, query_terms: list[str]) -> list[tuple[FileEntry, float]]:
         """Files by BM25, scores scaled so the best is 1; files without a query term are left out."""

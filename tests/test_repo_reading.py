@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from sparseread_mcp import fileindex
+from sparseread_mcp import fileindex, filerank
 from sparseread_mcp.config import Settings
 from sparseread_mcp.engine import ReadEngine, ReadRequest
 from sparseread_mcp.filerank import goal_cues
@@ -145,3 +146,108 @@ def test_goal_cues_tell_code_names_from_words() -> None:
     assert cues.names["add_url_rule"] and cues.names["--collect-only"] and cues.names["Blueprint"]
     assert cues.names["names"] is False and cues.names["flask"] is False  # a package, not what is called
     assert "flask/blueprints/Blueprint.py" in cues.paths and "Blueprint" in cues.title
+
+
+def _vendored_repo(root: Path) -> Path:
+    """A project with a copy of another project inside its package (the requests/urllib3 shape)."""
+    (root / "client" / "packages" / "netlib" / "util").mkdir(parents=True)
+    (root / "client" / "__init__.py").write_text('__version__ = "2.0"\n')  # the project's own release
+    (root / "client" / "packages" / "__init__.py").write_text("")
+    copy = root / "client" / "packages" / "netlib"
+    (copy / "__init__.py").write_text('__author__ = "someone else"\n__version__ = "1.10"\n')
+    (copy / "util" / "__init__.py").write_text("")  # a sub-package of the copy, no release of its own
+    for n in range(6):
+        (copy / f"pool{n}.py").write_text(
+            "class ReadTimeoutError(Exception):\n    pass\n\n\n"
+            + "def urlopen(retries):\n    raise ReadTimeoutError('read timeout')\n" * 3
+        )
+    (root / "client" / "adapters.py").write_text(
+        "from .packages.netlib.pool0 import ReadTimeoutError\n\n\n"
+        "def send(request):\n    try:\n        return request()\n    except ReadTimeoutError:\n        raise\n"
+    )
+    (root / "client" / "sessions.py").write_text("def get(url):\n    return url\n")
+    return root
+
+
+def test_a_vendored_copy_is_found_by_structure_and_collapsed_to_one_row(tmp_path: Path) -> None:
+    root = _vendored_repo(tmp_path / "repo")
+    engine = _engine(root, tmp_path / "cache")
+    index = engine.file_index(engine.inventory("."))
+    assert index.vendored_roots == ("client/packages/netlib",)  # not client/ (no parent package), not util/
+    pack = engine.read("s", ReadRequest(target=".", intent=Intent(goal="ReadTimeoutError from urlopen leaks")))
+    assert pack.result is not None and pack.result.rows
+    rows = [str(row[0]) for row in pack.result.rows]
+    copies = [r for r in rows if r.startswith("client/packages/netlib/")]
+    assert len(copies) == 1, rows  # six matching copies, one row
+    assert "vendored copy client/packages/netlib/" in str(pack.result.rows[rows.index(copies[0])][1])
+    assert rows.index("client/adapters.py") < rows.index(copies[0])
+
+
+def test_a_licence_file_marks_a_nested_package_as_vendored_but_a_top_package_never(tmp_path: Path) -> None:
+    paths = [
+        "app/__init__.py",
+        "app/LICENSE",
+        "app/_vendor/__init__.py",
+        "app/_vendor/six/__init__.py",
+        "app/_vendor/six/LICENSE.txt",
+        "app/_vendor/six/moves.py",
+        "app/core/__init__.py",
+        "app/core/io.py",
+    ]
+    assert fileindex.vendored_roots(paths, set()) == ("app/_vendor/six",)
+    assert set(fileindex.vendored_roots(paths, {"app/core/__init__.py"})) == {"app/_vendor/six", "app/core"}
+
+
+def test_fusion_modes_add_the_signals_as_documented() -> None:
+    values = {name: np.zeros(3) for name in filerank.SIGNALS}
+    values["bm25"] = np.array([4.0, 2.0, 0.0])
+    values["define"] = np.array([0.0, 3.0, 1.0])
+    normalized = filerank.fuse(values, filerank.Weights(bm25=1.0))
+    assert normalized.tolist() == pytest.approx([1.0, 0.5 + 1.0, 1 / 3])
+    weighted = filerank.fuse(values, filerank.Weights(fusion="weighted", bm25=1.0, define=2.0))
+    assert weighted.tolist() == pytest.approx([1.0, 0.5 + 6.0, 2.0])
+    rrf = filerank.fuse(values, filerank.Weights(fusion="rrf", bm25=1.0, rrf_k=1.0))
+    assert rrf.tolist() == pytest.approx([1 / 2, 1 / 3 + 1 / 2, 1 / 3])
+    assert filerank.Weights().scaled("define", 2.0).define == 2.0
+
+
+def test_the_goal_title_is_a_signal_of_its_own() -> None:
+    cues = goal_cues("Module imported twice under import-mode\n\npip list:\naiohttp 3.6\nalabaster 0.7")
+    assert {"module", "import", "twice"} <= set(cues.title_terms)
+    assert not {"aiohttp", "alabaster"} & set(cues.title_terms)
+
+
+def test_tests_name_the_sources_they_test() -> None:
+    paths = [
+        "src/pkg/_code/source.py",
+        "src/pkg/assertion/rewrite.py",
+        "src/pkg/codec.py",
+        "testing/code/test_source.py",
+        "testing/test_assertrewrite.py",
+        "tests/codec_test.py",
+        "testing/conftest.py",
+        "testing/test_unrelated.py",
+    ]
+    assert filerank._subjects(paths) == {3: [0], 4: [1], 5: [2]}
+
+
+def test_a_source_whose_tests_match_the_goal_ranks_above_one_that_only_shares_a_word(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / "src" / "lib").mkdir(parents=True)
+    (root / "testing").mkdir()
+    # The fix belongs in statement.py: the issue's words are in its tests, not in its own text.
+    (root / "src" / "lib" / "statement.py").write_text("def get_range(node):\n    return node.lineno, node.end\n")
+    (root / "testing" / "test_statement.py").write_text(
+        "def test_decorator_lines_are_not_printed_with_the_failing_assert():\n"
+        "    assert decorator_lines(printed_assert()) == []  # extra decorator line printed after a failing assert\n"
+    )
+    (root / "src" / "lib" / "printer.py").write_text("def show(text):\n    return text  # printed\n")
+    for n in range(6):
+        (root / "src" / "lib" / f"other{n}.py").write_text(f"def other{n}(a):\n    return a\n")
+    goal = "An extra decorator line is printed after a failing assert"
+    pack = _engine(root, tmp_path / "cache").read("s", ReadRequest(target=".", intent=Intent(goal=goal)))
+    assert pack.result is not None and pack.result.rows
+    rows = [str(r[0]) for r in pack.result.rows]
+    assert rows[0] == "src/lib/statement.py", rows
+    assert "tested by testing/test_statement.py" in str(pack.result.rows[0][1])
+    assert rows.index("src/lib/statement.py") < rows.index("testing/test_statement.py")

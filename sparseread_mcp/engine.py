@@ -27,7 +27,7 @@ from .exact import compact_pack, projection_pack, query_pack
 from .fileindex import FileIndex
 from .gate.delivery import CoverageFn, Delivery, Extras, deliver_full, deliver_sparse, full_view_spans, page_start
 from .gate.ledger import Ledger
-from .gate.respond import fit_card, fit_pack, fit_preview
+from .gate.respond import fit_card, fit_pack, fit_preview, minimal_frame
 from .gate.route import choose_route
 from .indexcache import IndexCache
 from .large import large_card, read_range
@@ -691,18 +691,16 @@ class ReadEngine:
             ranking = self.locator.rank(parsed, query_for(intent))
             cands = actions.candidates_of(parsed, ranking, intent)
         pointers = [pointer_for(parsed, c.start, c.end) for c in cands]
-        extras.next.append("the whole file was sent earlier in this session; view='full' sends it again")
-        reason = "this session already received the whole of this version: the matches are named, not resent"
-        return d.fit(
-            d.pack(
-                items=[],
-                spans=[(c.start, c.end) for c in cands],
-                decision="native_fit",
-                reason=reason,
-                extras=extras,
-                already=pointers,
-            )
+        reason = "already sent whole in this session: matches named, not resent (view='full' resends)"
+        pack = d.pack(
+            items=[],
+            spans=[(c.start, c.end) for c in cands],
+            decision="native_fit",
+            reason=reason,
+            extras=extras,
+            already=pointers,
         )
+        return d.fit(minimal_frame(pack, self.counter))
 
     def _likeliest_region(self, parsed: ParsedArtifact, intent: Intent, episode: Episode | None = None) -> int:
         """Where a full view should begin: the best BM25 passage (needles included) not yet sent in the

@@ -19,11 +19,12 @@ from sparseread_mcp.server import _with_handle, create_server
 from sparseread_mcp.wire import wire_json
 
 ACTIONS = ("scout", "focus", "collect", "refine", "verify")
+_SENTENCE = "The kiln fires at 1200 degrees on Tuesdays, and the glaze room closes at noon on Fridays for cleaning."
 
 
 def _tree(root: Path) -> None:
     (root / "manual.md").write_text(long_markdown(sections=30))
-    (root / "small.md").write_text("# Small\n\nThe kiln fires at 1200 degrees on Tuesdays.\n")
+    (root / "small.md").write_text(f"# Small\n\n{_SENTENCE}\n")
     (root / "app.py").write_text(
         "".join(f"class C{i}:\n    def m{k}(self):\n        return {i * k}\n\n" for i in range(40) for k in range(3))
     )
@@ -175,3 +176,17 @@ async def test_every_tool_answers_within_300_tokens_through_the_mcp_client(tmp_p
                 assert not result.is_error, (tool, arguments, result.content)
                 text = result.content[0].text  # type: ignore[union-attr]
                 assert engine.counter.count(text) <= 300, (tool, arguments)
+
+
+def test_a_follow_up_on_a_file_held_whole_has_a_minimal_frame(tmp_path: Path) -> None:
+    _tree(tmp_path)
+    engine = ReadEngine(Settings(roots=(tmp_path,)))
+    assert engine.preview("s", "small.md").content is not None  # native: the whole file came with it
+    claim = _SENTENCE.lower()  # a long claim: its echo is clipped
+    verify = engine.read("s", ReadRequest(target="small.md", action="verify", intent=Intent(goal=claim)))
+    assert verify.verification is not None and verify.verification.status == "supported"
+    assert verify.items == [] and verify.already_delivered  # named, not resent
+    assert verify.next == [] and all(c.pointers == [] for c in verify.coverage)  # nothing said twice
+    assert len(verify.episode.objective) <= 80 and verify.episode.objective.endswith("...")
+    fresh = engine.read("t", ReadRequest(target="small.md", action="verify", intent=Intent(goal=claim)))
+    assert fresh.items and fresh.tokens > verify.tokens  # a session without the file gets its text

@@ -129,6 +129,14 @@ def fit_pack(pack: EvidencePack, budget: int, counter: TokenCounter) -> Evidence
     return fitted
 
 
+def minimal_frame(pack: EvidencePack, counter: TokenCounter) -> EvidencePack:
+    """The frame of an answer about a file the agent already holds whole (a small file sent natively): no
+    hints, echoes clipped, coverage without the pointers that `already_delivered` names; its verdict,
+    pointers and ledger stay. Such a follow-up costs a verdict and pointers, not a second frame's worth."""
+    pack = _clip_echoes(pack.model_copy(update={"next": []}), 0, counter)
+    return _coverage_without_pointers(pack, 0, counter)
+
+
 def pointers_note(pointers: Sequence[str], budget: int, *, total: int, what: str = "passage(s)") -> str:
     """What `left_out` says when no passage fits: how many, and the best pointers to read one at a time."""
     if not pointers:

@@ -302,31 +302,28 @@ def shrink_preview(preview: Preview, budget: int, counter: TokenCounter, *, by_l
 
 
 def _fit_outline(preview: Preview, budget: int, counter: TokenCounter, *, by_level: bool) -> Preview:
-    """The largest outline that fits: whole levels dropped from the deepest, then the longest head."""
+    """An outline that fits: whole levels dropped from the deepest (when `by_level`), then cut by a third
+    at a time, so what stays is the top of the document, with room to spare rather than a ragged tail."""
     entries = list(preview.outline)
     bare = stamp_tokens(preview.model_copy(update={"outline": [], "outline_complete": False}), counter)
     room = budget - bare.tokens - OUTLINE_MARGIN_TOKENS
     costs = {id(e): counter.count(wire_json(e)) + 1 for e in entries}
-    if by_level:
-        levels = sorted({e.level for e in entries}, reverse=True)
-        while len(levels) > 1 and sum(costs[id(e)] for e in entries) > room:
+    levels = sorted({e.level for e in entries}, reverse=True) if by_level else []
+    while entries and sum(costs[id(e)] for e in entries) > room:
+        if len(levels) > 1:
             deepest = levels.pop(0)
             entries = [e for e in entries if e.level < deepest]
-    kept = _longest_head(entries, [costs[id(e)] for e in entries], room)
+        else:
+            entries = _shorter(entries)
     while True:
-        fitted = stamp_tokens(preview.model_copy(update={"outline": kept, "outline_complete": False}), counter)
-        if fitted.tokens <= budget or not kept:
+        fitted = stamp_tokens(preview.model_copy(update={"outline": entries, "outline_complete": False}), counter)
+        if fitted.tokens <= budget or not entries:
             return fitted
-        kept = kept[: len(kept) * 2 // 3]  # the estimate was short: measured again, smaller
+        entries = _shorter(entries)  # the estimate was short: measured again, smaller
 
 
-def _longest_head(entries: list[OutlineItem], costs: list[int], room: int) -> list[OutlineItem]:
-    total = 0
-    for n, cost in enumerate(costs):
-        total += cost
-        if total > room:
-            return entries[:n]
-    return entries
+def _shorter(entries: list[OutlineItem]) -> list[OutlineItem]:
+    return entries[: max(0, len(entries) * 2 // 3 - 1)]
 
 
 # -- the session card ------------------------------------------------------------------------------

@@ -377,7 +377,7 @@ class ReadEngine:
                 else outline_pack(d, route, self.counter, extras)
             )
         if action == "scout":
-            return self._preview_pack(d, parsed, intent, budget, extras)
+            return self._preview_pack(d, parsed, intent, extras)
         artifact = parsed.artifact
         if (
             view != "full"
@@ -422,7 +422,7 @@ class ReadEngine:
         missing = missing_for_location(intent)
         if missing is not None:
             extras.message = missing
-            return self._preview_pack(d, parsed, intent, budget, extras)
+            return self._preview_pack(d, parsed, intent, extras)
         assert intent is not None
         if intent.want == "count" and (intent.needles):
             extras.result = self._count(parsed, intent)
@@ -500,9 +500,7 @@ class ReadEngine:
             route = choose_route(full_view_tokens=d.episode.full_view_tokens, native_fit_tokens=0, intent=None)
             return outline_pack(d, route, self.counter, extras, lines=lines_of(d.parsed, start, end))
 
-    def _preview_pack(
-        self, d: Delivery, parsed: ParsedArtifact, intent: Intent | None, budget: int, extras: Extras
-    ) -> EvidencePack:
+    def _preview_pack(self, d: Delivery, parsed: ParsedArtifact, intent: Intent | None, extras: Extras) -> EvidencePack:
         route = choose_route(
             full_view_tokens=d.episode.full_view_tokens,
             native_fit_tokens=self.settings.native_fit_tokens,

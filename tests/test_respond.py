@@ -13,7 +13,7 @@ from mcp import Client
 
 from sparseread_mcp import BudgetTooSmall, Intent, ReadEngine, ReadRequest, Settings
 from sparseread_mcp.config import MIN_BUDGET_TOKENS
-from sparseread_mcp.gate.respond import fit_card, handle_reserve, shrink_pack
+from sparseread_mcp.gate.respond import fit_card, fit_pack, handle_reserve, shrink_pack
 from sparseread_mcp.protocol.card import build_card
 from sparseread_mcp.server import _with_handle, create_server
 from sparseread_mcp.wire import wire_json
@@ -190,3 +190,18 @@ def test_a_follow_up_on_a_file_held_whole_has_a_minimal_frame(tmp_path: Path) ->
     assert len(verify.episode.objective) <= 80 and verify.episode.objective.endswith("...")
     fresh = engine.read("t", ReadRequest(target="small.md", action="verify", intent=Intent(goal=claim)))
     assert fresh.items and fresh.tokens > verify.tokens  # a session without the file gets its text
+
+
+def test_the_ladder_sheds_hints_then_echoes_and_never_items(tmp_path: Path) -> None:
+    _tree(tmp_path)
+    engine = ReadEngine(Settings(roots=(tmp_path,)))
+    pack = engine.read("s", ReadRequest(target="manual.md", intent=Intent(goal="turbine harbor"), budget_tokens=8_000))
+    assert pack.items and len(pack.next) >= 2
+    one_less = fit_pack(pack, pack.tokens - 1, engine.counter)
+    assert one_less.items == pack.items and one_less.next == pack.next[:-1]  # the last hint goes first
+    assert one_less.scope == pack.scope and one_less.gate == pack.gate  # echoes only once hints are gone
+    smallest = shrink_pack(pack, 0, engine.counter)
+    assert smallest.items == pack.items and smallest.next == [] and smallest.tokens < one_less.tokens
+    assert smallest.exposure == pack.exposure  # the ledger is never shed
+    with pytest.raises(BudgetTooSmall, match="raise budget_tokens"):
+        fit_pack(pack, smallest.tokens - 1, engine.counter)

@@ -165,7 +165,8 @@ def _shrink_preview(pack: EvidencePack, budget: int, counter: TokenCounter) -> E
         return pack
     room = pack.preview.tokens - (pack.tokens - budget)
     preview = shrink_preview(pack.preview, room, counter)
-    return stamp_tokens(pack.model_copy(update={"preview": preview}), counter)
+    view = "card" if pack.view == "outline" and not preview.outline else pack.view  # the view it now is
+    return stamp_tokens(pack.model_copy(update={"preview": preview, "view": view}), counter)
 
 
 def _clip_echoes(pack: EvidencePack, budget: int, counter: TokenCounter) -> EvidencePack:

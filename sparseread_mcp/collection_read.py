@@ -15,10 +15,12 @@ from .artifacts import content_rev
 from .code_answer import CODE_SHARE, ranked_code
 from .collection import Inventory, inventory_lines
 from .deadline import checkpoint
-from .errors import BudgetTooSmall, IntentError, OutsideRoots, SparsereadError, UnsupportedArtifact
+from .errors import IntentError, OutsideRoots, SparsereadError, UnsupportedArtifact
 from .evidence import Hit, item_for, passage_candidate
 from .filerank import is_source
+from .gate.delivery import serialized_chars
 from .gate.ledger import Ledger
+from .gate.respond import evidence_pack, fit_pack, fit_preview, pointers_note, shrink_pack
 from .locate.patterns import literal_needle
 from .models import (
     ArtifactInfo,
@@ -40,7 +42,6 @@ from .protocol.intents import objective_of, query_for
 from .protocol.session import DeliveredItem, Episode, Session
 from .roots import ResolvedPath
 from .tokens import stamp_tokens
-from .wire import wire_json
 
 if TYPE_CHECKING:
     from .engine import ReadEngine
@@ -50,6 +51,7 @@ TOP_FILES = 6
 PASSAGES_PER_FILE = 3
 SEARCH_CONTEXT_LINES = 1
 SEARCH_SKIP_TYPES = frozenset({"binary", "unreadable", "pdf", "xlsx", "parquet"})
+_READ_HINT = "read a file's passage: sro_read(pointer)"
 
 
 def preview_directory(engine: ReadEngine, inventory: Inventory, budget: int) -> Preview:
@@ -77,19 +79,9 @@ def preview_directory(engine: ReadEngine, inventory: Inventory, budget: int) -> 
         reason="a directory is read by ranking its files; focus, collect or search with needles",
         tokenizer=engine.counter.name,
     )
-    outline: list[OutlineItem] = []
-    used = engine.counter.count(wire_json(base)) + 40
-    complete = True
-    for title, anchor, level in rows:
-        item = OutlineItem(title=title, anchor=anchor, lines=(1, 1), level=level)
-        cost = engine.counter.count(wire_json(item)) + 1
-        if used + cost > budget:
-            complete = False
-            break
-        outline.append(item)
-        used += cost
-    preview = base.model_copy(update={"outline": outline, "outline_complete": complete})
-    return stamp_tokens(preview, engine.counter)
+    outline = [OutlineItem(title=title, anchor=anchor, lines=(1, 1), level=level) for title, anchor, level in rows]
+    # Rows are in walk order (a folder, then what it holds): a tight budget keeps the head, not a level.
+    return fit_preview(base.model_copy(update={"outline": outline}), budget, engine.counter, by_level=False)
 
 
 def read_directory(
@@ -304,16 +296,16 @@ def _deliver(
                 if (value := support(slot, text)) > 0:
                     evidence.setdefault(slot.id, []).append((pointer, value))
         coverage: list[SlotCoverage] = summarize(slot_ids, evidence)
-        payload = sum(len(i.model_dump_json(exclude_none=True)) for i in items)
+        payload = serialized_chars(items)
         cursor = f"{episode.id}:dir" if remaining else None
-        pack = EvidencePack(
+        pack = evidence_pack(
             episode=EpisodeRef(
                 id=episode.id,
                 artifact=ArtifactRef(path=episode.path, type="directory", fingerprint=episode.fingerprint),
                 objective=episode.objective,
             ),
             action="focus",
-            view="snippets",
+            view="pointers" if left_out else "snippets",
             items=items,
             result=result,
             coverage=coverage,
@@ -333,30 +325,40 @@ def _deliver(
                 reason=f"{len(items)} item(s) from the directory, {remaining} more queued; a collection is "
                 "not replaced by one full view, so each file's reads carry its own bound",
             ),
-            next=["pass `cursor` (or action='refine') for the next items", "read a file's passage: sro_read(pointer)"]
+            next_steps=[
+                "pass `cursor` (or action='refine') for the next items",
+                "read a file's passage: sro_read(pointer)",
+            ]
             if remaining
             else ["read a file's passage: sro_read(pointer)"],
+            left_out=left_out,
             cursor=cursor,
             tokenizer=engine.counter.name,
         )
         return stamp_tokens(pack, engine.counter)
 
     chosen: list[Hit] = []
-    pack = build([], len(pending))
-    if pack.tokens > budget:
-        raise BudgetTooSmall(f"budget_tokens={budget} is below this response's frame ({pack.tokens} tokens)")
+    left_out: str | None = None
+    fit_pack(build([], len(pending)), budget, engine.counter)  # the frame fits, or BudgetTooSmall says so
     for hit in pending:
         if len(chosen) >= 12:
             break
         trial = build([h.item for h in [*chosen, hit]], len(pending) - len(chosen) - 1)
+        if trial.tokens > budget and not chosen:
+            trial = shrink_pack(trial, budget, engine.counter)  # the first item before hints and echoes
         if trial.tokens <= budget:
             chosen.append(hit)
-            pack = trial
     if pending and not chosen:
-        raise BudgetTooSmall(
-            f"budget_tokens={budget} cannot hold the next item ({pending[0].item.pointer}); raise budget_tokens"
-        )
-    pack = build([h.item for h in chosen], len(pending) - len(chosen))
+        # No item fits: the next ones are named by pointer (as many as fit); the cursor still holds them all.
+        pointers = [h.item.pointer for h in pending]
+        for count in (5, 3, 1, 0):
+            left_out = pointers_note(pointers[:count], budget, total=len(pointers), what="item(s)")
+            shrunk = shrink_pack(build([], len(pending)), budget, engine.counter)
+            if shrunk.tokens <= budget and shrunk.left_out == left_out:
+                break
+        else:
+            left_out = None  # not even the count fits: the gate's reason says how many are queued
+    pack = fit_pack(build([h.item for h in chosen], len(pending) - len(chosen)), budget, engine.counter)
     checkpoint()  # a cancelled call stops here with nothing recorded
     episode.ledger.record(pack.exposure.payload_chars)
     for hit in chosen:

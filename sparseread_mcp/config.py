@@ -13,8 +13,9 @@ from .errors import ConfigError
 HARD_RESPONSE_CAP_TOKENS = 22_500
 #: `auto` (the calibrated selector) or one fixed location method.
 LOCATION_CHOICES = ("auto", "lexical", "bm25", "dense", "hybrid")
-#: The smallest budget that holds a pack's frame (episode, exposure, gate, coverage) and a short passage.
-MIN_BUDGET_TOKENS = 600
+#: The smallest budget an answer is fitted to: below what a passage needs, it degrades (fewer items, then
+#: pointers only, then the card; see gate/respond.py) instead of failing.
+MIN_BUDGET_TOKENS = 200
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

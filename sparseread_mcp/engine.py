@@ -28,6 +28,7 @@ from .exact import compact_pack, projection_pack, query_pack
 from .fileindex import FileIndex
 from .gate.delivery import CoverageFn, Delivery, Extras, deliver_full, deliver_sparse, full_view_spans, page_start
 from .gate.ledger import Ledger
+from .gate.respond import fit_card, fit_pack, fit_preview, minimal_frame
 from .gate.route import choose_route
 from .indexcache import IndexCache
 from .large import large_card, read_range
@@ -36,7 +37,7 @@ from .locate.exposure import as_form
 from .models import Card, EvidencePack, GateDecision, Intent, OpResult, Preview, Selection
 from .preview import binary_card, build_preview
 from .protocol import actions
-from .protocol.card import build_card, fit_card
+from .protocol.card import build_card
 from .protocol.coverage import episode_coverage
 from .protocol.intents import (
     effective_intent,
@@ -172,28 +173,37 @@ class ReadEngine:
 
     # -- tools -------------------------------------------------------------------------------
     def preview(
-        self, session_key: str, path: str, intent: Intent | None = None, budget_tokens: int | None = None
+        self,
+        session_key: str,
+        path: str,
+        intent: Intent | None = None,
+        budget_tokens: int | None = None,
+        *,
+        reserve_tokens: int = 0,
     ) -> Preview:
+        """The Object Preview of `path`, within `budget_tokens` less `reserve_tokens` (kept free for what
+        the caller adds to the answer, such as an HTTP session handle)."""
+        budget = self._budget(budget_tokens) - reserve_tokens
         session = self.sessions.get(session_key)
         with session.lock:
             started = time.monotonic()
-            preview = self._preview(session, path, intent, budget_tokens)
+            preview = self._preview(session, path, intent, budget)
             session.record_call(preview_call(preview, time.monotonic() - started))
             self.sessions.commit(session)
             return preview
 
-    def _preview(self, session: Session, path: str, intent: Intent | None, budget_tokens: int | None) -> Preview:
+    def _preview(self, session: Session, path: str, intent: Intent | None, budget: int) -> Preview:
         target_path = parse_target(path).path
         location = self.roots.resolve(target_path)
         found = location.stat()  # what is there now, opened beneath the root (see safeopen)
         if S_ISDIR(found.st_mode):
-            return preview_directory(self, self.inventory(target_path), self._budget(budget_tokens))
+            return preview_directory(self, self.inventory(target_path), budget)
         if S_ISREG(found.st_mode) and found.st_size > self.settings.max_parse_bytes:
-            return large_card(location, self.settings.max_parse_bytes, self.counter)
+            return fit_preview(large_card(location, self.settings.max_parse_bytes, self.counter), budget, self.counter)
         try:
             parsed = self.open(target_path)
         except BinaryArtifact as exc:
-            return binary_card(location, str(exc), self.counter)
+            return fit_preview(binary_card(location, str(exc), self.counter), budget, self.counter)
         self._note_version(session, parsed)
         if session.intent is None and not is_empty(intent):
             session.intent = intent
@@ -208,26 +218,29 @@ class ReadEngine:
             full_view_tokens=self.full_view_tokens(parsed),
             route=route,
             counter=self.counter,
-            budget_tokens=self._budget(budget_tokens),
+            budget_tokens=budget,
             configurations=[str(c) for c in self.registry.configurations(reader)],
         )
+        preview = fit_preview(preview, budget, self.counter)  # the guarantee: within budget, or a clear error
         if preview.content is not None:
             session.whole[parsed.artifact.path] = parsed.artifact.fingerprint
         return preview
 
-    def read(self, session_key: str, request: ReadRequest) -> EvidencePack:
+    def read(self, session_key: str, request: ReadRequest, *, reserve_tokens: int = 0) -> EvidencePack:
+        """The EvidencePack for `request`, within its budget less `reserve_tokens` (kept free for what the
+        caller adds, such as an HTTP session handle)."""
+        budget = self._budget(request.budget_tokens) - reserve_tokens
         session = self.sessions.get(session_key)
         with session.lock:
             started = time.monotonic()
             try:
-                pack = self._read(session, request)
+                pack = self._read(session, request, budget)
                 session.record_call(read_call(pack, request.action, time.monotonic() - started))
                 return pack
             finally:
                 self.sessions.commit(session)  # persistent stores write the session in one transaction
 
-    def _read(self, session: Session, request: ReadRequest) -> EvidencePack:
-        budget = self._budget(request.budget_tokens)
+    def _read(self, session: Session, request: ReadRequest, budget: int) -> EvidencePack:
         if request.cursor:
             return self._continue(session, request.cursor, budget)
         target = parse_target(request.target)
@@ -256,11 +269,18 @@ class ReadEngine:
         return self._dispatch(session, parsed, target, request, intent, budget, invalidated)
 
     def card(
-        self, session_key: str, path: str | None = None, *, trace: bool = False, budget_tokens: int | None = None
+        self,
+        session_key: str,
+        path: str | None = None,
+        *,
+        trace: bool = False,
+        budget_tokens: int | None = None,
+        reserve_tokens: int = 0,
     ) -> Card:
         """The session's reading state; re-fingerprints read files to say which changed. With `trace`,
-        also what the session's reads cost and saved (see savings.py). Fitted to `budget_tokens`."""
-        budget = self._budget(budget_tokens)
+        also what the session's reads cost and saved (see savings.py). Fitted to `budget_tokens` less
+        `reserve_tokens`."""
+        budget = self._budget(budget_tokens) - reserve_tokens
         session = self.sessions.get(session_key)
         with session.lock:
             started = time.monotonic()
@@ -302,12 +322,45 @@ class ReadEngine:
         if skipped := not_inherited(request.intent, session.intent):
             note = f"the session intent's {skipped} was not applied: it belongs to the call that states it"
             extras.message = f"{extras.message}; {note}" if extras.message else note
+        try:
+            return self._answer(session, parsed, target, request, intent, d, extras)
+        except BudgetTooSmall:
+            # The last rung of every degradation: nothing else fits, so the card (gate/respond.py) answers.
+            route = choose_route(full_view_tokens=episode.full_view_tokens, native_fit_tokens=0, intent=None)
+            card_extras = Extras(
+                scope=extras.scope,
+                invalidated=extras.invalidated,
+                message=f"nothing more than the card fits budget_tokens={budget}: raise budget_tokens or narrow "
+                "the target with an anchor",
+            )
+            return card_pack(d, route, self.counter, card_extras)
+
+    def _answer(
+        self,
+        session: Session,
+        parsed: ParsedArtifact,
+        target: Target,
+        request: ReadRequest,
+        intent: Intent | None,
+        d: Delivery,
+        extras: Extras,
+    ) -> EvidencePack:
+        action, view, budget, episode = request.action, request.view or "snippets", d.budget_tokens, d.episode
         if request.since and (answer := self._since(d, parsed, request.since, extras)) is not None:
             return answer
         if request.since:
             extras.message = f"the diff since {request.since} is larger than the file: here is the view asked for"
         if view == "compact":
-            return compact_pack(d, parsed, extras, self.counter)
+            try:
+                return compact_pack(d, parsed, extras)
+            except BudgetTooSmall:
+                extras.result = None
+                extras.message = (
+                    f"the compact view does not fit budget_tokens={budget}: here is the outline; read symbols by "
+                    "anchor (path#Symbol) or raise budget_tokens"
+                )
+                sparse = choose_route(full_view_tokens=episode.full_view_tokens, native_fit_tokens=0, intent=None)
+                return outline_pack(d, sparse, self.counter, extras)
         if view == "projection":
             return projection_pack(d, parsed, extras, cache_dir=self.settings.cache_dir, roots=self.roots)
         if intent is not None and intent.query:
@@ -327,7 +380,7 @@ class ReadEngine:
                 else outline_pack(d, route, self.counter, extras)
             )
         if action == "scout":
-            return self._preview_pack(d, parsed, intent, budget, extras)
+            return self._preview_pack(d, parsed, intent, extras)
         artifact = parsed.artifact
         if (
             view != "full"
@@ -372,7 +425,7 @@ class ReadEngine:
         missing = missing_for_location(intent)
         if missing is not None:
             extras.message = missing
-            return self._preview_pack(d, parsed, intent, budget, extras)
+            return self._preview_pack(d, parsed, intent, extras)
         assert intent is not None
         if intent.want == "count" and (intent.needles):
             extras.result = self._count(parsed, intent)
@@ -450,9 +503,7 @@ class ReadEngine:
             route = choose_route(full_view_tokens=d.episode.full_view_tokens, native_fit_tokens=0, intent=None)
             return outline_pack(d, route, self.counter, extras, lines=lines_of(d.parsed, start, end))
 
-    def _preview_pack(
-        self, d: Delivery, parsed: ParsedArtifact, intent: Intent | None, budget: int, extras: Extras
-    ) -> EvidencePack:
+    def _preview_pack(self, d: Delivery, parsed: ParsedArtifact, intent: Intent | None, extras: Extras) -> EvidencePack:
         route = choose_route(
             full_view_tokens=d.episode.full_view_tokens,
             native_fit_tokens=self.settings.native_fit_tokens,
@@ -460,12 +511,9 @@ class ReadEngine:
         )
         if route.native:
             return deliver_full(d, extras, start=0, decision="native_fit", reason=route.reason)
+        # Whole here; the pack sheds what of it does not fit beside the frame (gate/respond.py).
         extras.preview = build_preview(
-            parsed,
-            full_view_tokens=d.episode.full_view_tokens,
-            route=route,
-            counter=self.counter,
-            budget_tokens=max(MIN_BUDGET_TOKENS, budget - 600),
+            parsed, full_view_tokens=d.episode.full_view_tokens, route=route, counter=self.counter, budget_tokens=None
         )
         d.view = "preview"
         return deliver_sparse(d, [], extras, max_items=0)
@@ -493,7 +541,7 @@ class ReadEngine:
         try:
             parsed = self.open(target.path)
         except UnsupportedArtifact:
-            return gone_pack(target, self.counter.name)
+            return fit_pack(gone_pack(target, self.counter.name), budget, self.counter)
         revs = self.revisions.revs_of(parsed.artifact)
         earlier = None if target.rev in revs else self.open_at(target.path, target.rev or "")
         verification = verify_pointer(target, earlier, parsed, revs)
@@ -527,14 +575,15 @@ class ReadEngine:
             raise StaleArtifact(f"{episode.path} changed while its full view was paged; read it again")
         d = self._delivery(parsed, episode, None, budget, "focus", "full")
         extras = Extras(scope=self._scope(parsed))
-        return deliver_full(
-            d,
-            extras,
-            start=int(offset_text),
-            decision="full_view",
-            reason="the next page of the full view (the pages together are one full view)",
-            continuing=True,
-        )
+        reason = "the next page of the full view (the pages together are one full view)"
+        try:
+            return deliver_full(d, extras, start=int(offset_text), decision="full_view", reason=reason, continuing=True)
+        except BudgetTooSmall:
+            extras.left_out = (
+                f"no page of the full view fits budget_tokens={budget}: pass this cursor again with a larger "
+                "budget_tokens"
+            )
+            return d.fit(d.pack(items=[], spans=[], decision="full_view", reason=reason, extras=extras, cursor=cursor))
 
     def _since(self, d: Delivery, parsed: ParsedArtifact, since: str, extras: Extras) -> EvidencePack | None:
         if since in self.revisions.revs_of(parsed.artifact) or since == parsed.artifact.fingerprint:
@@ -643,18 +692,16 @@ class ReadEngine:
             ranking = self.locator.rank(parsed, query_for(intent))
             cands = actions.candidates_of(parsed, ranking, intent)
         pointers = [pointer_for(parsed, c.start, c.end) for c in cands]
-        extras.next.append("the whole file was sent earlier in this session; view='full' sends it again")
-        reason = "this session already received the whole of this version: the matches are named, not resent"
-        return d.fit(
-            d.pack(
-                items=[],
-                spans=[(c.start, c.end) for c in cands],
-                decision="native_fit",
-                reason=reason,
-                extras=extras,
-                already=pointers,
-            )
+        reason = "already sent whole in this session: matches named, not resent (view='full' resends)"
+        pack = d.pack(
+            items=[],
+            spans=[(c.start, c.end) for c in cands],
+            decision="native_fit",
+            reason=reason,
+            extras=extras,
+            already=pointers,
         )
+        return d.fit(minimal_frame(pack, self.counter))
 
     def _likeliest_region(self, parsed: ParsedArtifact, intent: Intent, episode: Episode | None = None) -> int:
         """Where a full view should begin: the best BM25 passage (needles included) not yet sent in the

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .errors import BudgetTooSmall, ConfigError, IntentError
+from .errors import ConfigError, IntentError
 from .gate.delivery import Delivery, Extras, deliver_sparse
 from .models import EvidencePack, OpResult
 from .readers.base import ParsedArtifact
 from .roots import Roots
-from .tokens import TokenCounter
 
 
 def query_pack(d: Delivery, parsed: ParsedArtifact, query: str, extras: Extras) -> EvidencePack:
@@ -37,16 +36,11 @@ def projection_pack(
     return deliver_sparse(d, [], extras, max_items=0)
 
 
-def compact_pack(d: Delivery, parsed: ParsedArtifact, extras: Extras, counter: TokenCounter) -> EvidencePack:
-    """Code without comments and blank lines: lossy, so it is a result, never items or the full view."""
+def compact_pack(d: Delivery, parsed: ParsedArtifact, extras: Extras) -> EvidencePack:
+    """Code without comments and blank lines: lossy, so it is a result, never items or the full view. Over
+    the budget, it is BudgetTooSmall (the pack's fit says so) and the engine answers with the outline."""
     if parsed.compact_text is None:
         raise IntentError(f"view='compact' exists for source code only; {parsed.artifact.path} is {parsed.type}")
-    size = counter.count(parsed.compact_text)
-    if size > d.budget_tokens - 600:
-        raise BudgetTooSmall(
-            f"the compact view of {parsed.artifact.path} is {size} tokens, over budget_tokens={d.budget_tokens}; "
-            "raise it, or read symbols from the outline (target path#Symbol)"
-        )
     extras.result = OpResult(
         value=parsed.compact_text,
         scanned=f"compact view: comments and blank lines dropped (lossy; {len(parsed.artifact.text)} chars "

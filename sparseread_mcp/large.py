@@ -10,6 +10,7 @@ from .anchors import Anchor, Target, format_lines, format_pointer
 from .artifacts import content_rev
 from .deadline import checkpoint
 from .errors import AnchorError, BudgetTooSmall
+from .gate.respond import SLACK_TOKENS, evidence_pack, fit_pack, pointers_note, shrink_pack
 from .models import (
     ArtifactInfo,
     ArtifactRef,
@@ -22,6 +23,7 @@ from .models import (
 )
 from .roots import ResolvedPath
 from .tokens import TokenCounter, stamp_tokens
+from .wire import wire_json
 
 _BLOCK = 1 << 20
 #: A line range holding more than this cannot fit any budget: refused before it fills memory.
@@ -68,8 +70,8 @@ def read_range(location: ResolvedPath, target: Target, budget: int, counter: Tok
         text=text,
         score=1.0,
     )
-    payload = len(item.model_dump_json(exclude_none=True))
-    pack = EvidencePack(
+    payload = len(wire_json(item))
+    pack = evidence_pack(
         episode=EpisodeRef(
             id="range",
             artifact=ArtifactRef(path=location.relative, type="large", fingerprint=rev),
@@ -78,8 +80,6 @@ def read_range(location: ResolvedPath, target: Target, budget: int, counter: Tok
         action="focus",
         view="lines",
         items=[item],
-        coverage=[],
-        unresolved=[],
         scope="streamed the named lines only (the file is over the parse limit)",
         exposure=Exposure(
             payload_chars=payload,
@@ -92,12 +92,22 @@ def read_range(location: ResolvedPath, target: Target, budget: int, counter: Tok
         gate=Gate(decision="sparse", reason="a line range of a file too large to parse"),
         tokenizer=counter.name,
     )
-    pack = stamp_tokens(pack, counter)
-    if pack.tokens > budget:
-        raise BudgetTooSmall(
-            f"lines L{first}-L{last} need {pack.tokens} tokens, over budget_tokens={budget}: read a narrower range"
-        )
-    return pack
+    fitted = shrink_pack(pack, budget, counter)
+    if fitted.tokens <= budget:
+        return fitted
+    # An explicit range over the budget: a small structural answer, sub-ranges that each fit, not the text.
+    frame = shrink_pack(pack.model_copy(update={"items": []}), budget, counter).tokens
+    per_line = max(1, fitted.tokens - frame) / (last - first + 1)
+    step = max(1, int(max(0, budget - frame - SLACK_TOKENS) / per_line) // 2)
+    subs = [format_lines(a, min(last, a + step - 1)) for a in range(first, last + 1, step)]
+    shown = [f"{location.relative}#{anchor}" for anchor in subs]
+    update = {
+        "items": [],
+        "view": "pointers",
+        "exposure": pack.exposure.model_copy(update={"payload_chars": 0, "payload_tokens": 0, "episode_chars": 0}),
+        "left_out": pointers_note(shown[:3], budget, total=len(shown), what=f"sub-range(s) of about {step} lines"),
+    }
+    return fit_pack(pack.model_copy(update=update), budget, counter)
 
 
 def _stream_range(location: ResolvedPath, first: int, last: int) -> tuple[list[str], str, int]:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from .artifacts import magic_kind
+from .gate.respond import shrink_preview
 from .gate.route import Route
 from .models import ArtifactInfo, EvidenceItem, OutlineItem, Preview
 from .readers.base import OutlineEntry, ParsedArtifact
 from .roots import ResolvedPath
 from .tokens import TokenCounter, stamp_tokens
-from .wire import wire_json
 
 _SAMPLE_CHARS = 240
 _SAMPLES = 3
@@ -20,62 +20,48 @@ def build_preview(
     full_view_tokens: int,
     route: Route,
     counter: TokenCounter,
-    budget_tokens: int,
+    budget_tokens: int | None,
     configurations: list[str] | None = None,
     line_range: tuple[int, int] | None = None,
 ) -> Preview:
-    """Outline (levels dropped from the deepest until it fits), samples and signals within the budget."""
+    """Outline, samples and signals; shed toward `budget_tokens` (gate/respond.py) when one is given, else
+    whole (a pack that carries it fits it to what the pack leaves)."""
     artifact = parsed.artifact
-    base = Preview(
+    entries = list(parsed.outline)
+    if line_range is not None:
+        entries = [e for e in entries if line_range[0] <= e.first_line <= line_range[1]]
+    native = route.native
+    preview = Preview(
         artifact=ArtifactInfo(
             path=artifact.path, type=parsed.type, fingerprint=artifact.fingerprint, size_bytes=artifact.size_bytes
         ),
         full_view_chars=len(artifact.text),
         full_view_tokens=full_view_tokens,
-        outline=[],
-        samples=[] if route.native else _samples(parsed),
-        signals=_signals(parsed),
-        route="native" if route.native else "sparse",
+        outline=[_outline_item(e) for e in entries],
+        samples=[] if native else _samples(parsed),
+        # The whole content is here: signals and other ways to read it would only repeat what it shows.
+        signals={} if native else _signals(parsed),
+        route="native" if native else "sparse",
         reason=route.reason,
-        content=artifact.text if route.native else None,
-        configurations=configurations or [],
+        content=artifact.text if native else None,
+        configurations=[] if native else configurations or [],
         tokenizer=counter.name,
     )
-    used = counter.count(wire_json(base))
-    if base.content is not None and used + 32 > budget_tokens:
-        base = base.model_copy(
+    if budget_tokens is None:
+        return stamp_tokens(preview, counter)
+    fitted = shrink_preview(preview, budget_tokens, counter)
+    if fitted.content is None and native:
+        # The content did not fit: what it would have made redundant is worth its tokens again.
+        again = preview.model_copy(
             update={
                 "content": None,
-                "reason": f"{route.reason}; the content does not fit budget_tokens="
-                f"{budget_tokens}: read it with sro_read(view='full')",
+                "reason": fitted.reason,
+                "signals": _signals(parsed),
+                "configurations": configurations or [],
             }
         )
-        used = counter.count(wire_json(base))
-    extras: tuple[dict[str, object], ...] = ({"samples": []}, {"configurations": []}, {"signals": {}})
-    for optional in extras:
-        if used + 32 <= budget_tokens:
-            break
-        base = base.model_copy(update=optional)  # a tight budget keeps the card, drops the extras first
-        used = counter.count(wire_json(base))
-    if base.content is not None:
-        # The whole content is here: signals and other ways to read it would only repeat what it shows.
-        base = base.model_copy(update={"configurations": [], "signals": {}})
-        used = counter.count(wire_json(base))
-    room = budget_tokens - used - 32
-    entries = list(parsed.outline)
-    if line_range is not None:
-        entries = [e for e in entries if line_range[0] <= e.first_line <= line_range[1]]
-    levels = sorted({e.level for e in entries}, reverse=True)
-    complete = True
-    while entries and _outline_tokens(entries, counter) > room:
-        complete = False
-        if len(levels) > 1:
-            deepest = levels.pop(0)
-            entries = [e for e in entries if e.level < deepest]
-        else:
-            entries = entries[: max(0, len(entries) * 2 // 3 - 1)]
-    preview = base.model_copy(update={"outline": [_outline_item(e) for e in entries], "outline_complete": complete})
-    return stamp_tokens(preview, counter)
+        fitted = shrink_preview(again, budget_tokens, counter)
+    return fitted
 
 
 def _outline_item(entry: OutlineEntry) -> OutlineItem:
@@ -86,10 +72,6 @@ def _outline_item(entry: OutlineEntry) -> OutlineItem:
         level=entry.level,
         signature=entry.signature,
     )
-
-
-def _outline_tokens(entries: list[OutlineEntry], counter: TokenCounter) -> int:
-    return sum(counter.count(wire_json(_outline_item(e))) + 1 for e in entries)
 
 
 def _samples(parsed: ParsedArtifact) -> list[EvidenceItem]:

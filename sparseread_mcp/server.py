@@ -28,6 +28,7 @@ from .config import HARD_RESPONSE_CAP_TOKENS, MIN_BUDGET_TOKENS, Settings
 from .deadline import deadline
 from .engine import ReadEngine, ReadRequest, View
 from .errors import OutOfMemory, SparsereadError
+from .gate.respond import handle_reserve
 from .models import Card, CompactResult, EvidencePack, Intent, Preview
 from .readers.base import Action
 from .tokens import TokenCounter, stamp_tokens
@@ -138,8 +139,6 @@ def pointer_still_holds(engine: ReadEngine, pointer: str) -> bool:
 
 
 _HANDLE = re.compile(r"^rs-[0-9a-f]{24}$")
-#: Tokens kept free in a response for the `session` handle added after the engine answered.
-_HANDLE_TOKENS = 32
 
 
 def session_key(ctx: Context, handle: str | None) -> tuple[str, str | None]:
@@ -157,19 +156,8 @@ def session_key(ctx: Context, handle: str | None) -> tuple[str, str | None]:
     return f"handle:{handle}", handle
 
 
-def _engine_budget(budget: int, handle: str | None) -> int:
-    """The engine's share of the budget: the session handle, when there is one, must fit too."""
-    if handle is None:
-        return budget
-    if budget - _HANDLE_TOKENS < MIN_BUDGET_TOKENS:
-        raise ToolError(
-            f"budget_tokens={budget} is too small over stateless HTTP: use at least "
-            f"{MIN_BUDGET_TOKENS + _HANDLE_TOKENS}"
-        )
-    return budget - _HANDLE_TOKENS
-
-
 def _with_handle(model: BaseModel, handle: str | None, counter: TokenCounter) -> BaseModel:
+    """The answer with its session handle, in the room the engine kept free for it (`handle_reserve`)."""
     if handle is None:
         return model
     return stamp_tokens(model.model_copy(update={"session": handle}), counter)
@@ -253,9 +241,10 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
         session: SessionArg = None,
     ) -> Annotated[CallToolResult, Preview]:
         key, handle = session_key(ctx, session)
-        budget = _engine_budget(budget_tokens or 2_000, handle)
+        reserve = handle_reserve(handle, engine.counter)
+        call = partial(engine.preview, key, path, intent, budget_tokens or 2_000, reserve_tokens=reserve)
         with progress.reporting(_progress_to(ctx)):
-            preview = await _run_model(partial(engine.preview, key, path, intent, budget), settings)
+            preview = await _run_model(call, settings)
         return _result(_with_handle(preview, handle, engine.counter))
 
     @server.tool(
@@ -285,12 +274,18 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
         session: SessionArg = None,
     ) -> Annotated[CallToolResult, EvidencePack]:
         key, handle = session_key(ctx, session)
-        budget = _engine_budget(budget_tokens or settings.default_budget_tokens, handle)
         request = ReadRequest(
-            target=target, action=action, intent=intent, view=view, budget_tokens=budget, since=since, cursor=cursor
+            target=target,
+            action=action,
+            intent=intent,
+            view=view,
+            budget_tokens=budget_tokens,
+            since=since,
+            cursor=cursor,
         )
+        reserve = handle_reserve(handle, engine.counter)
         with progress.reporting(_progress_to(ctx)):
-            pack = await _run_model(partial(engine.read, key, request), settings)
+            pack = await _run_model(partial(engine.read, key, request, reserve_tokens=reserve), settings)
         return _result(_with_handle(pack, handle, engine.counter))
 
     @server.tool(
@@ -309,8 +304,8 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
         session: SessionArg = None,
     ) -> Annotated[CallToolResult, Card]:
         key, handle = session_key(ctx, session)
-        budget = _engine_budget(budget_tokens or settings.default_budget_tokens, handle)
-        call = partial(engine.card, key, path, trace=trace, budget_tokens=budget)
+        reserve = handle_reserve(handle, engine.counter)
+        call = partial(engine.card, key, path, trace=trace, budget_tokens=budget_tokens, reserve_tokens=reserve)
         card = await _run_model(call, settings)
         return _result(_with_handle(card, handle, engine.counter))
 

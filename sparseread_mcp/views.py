@@ -6,34 +6,33 @@ A view that does not fit never truncates silently: the pack names the view actua
 
 from __future__ import annotations
 
-from .config import MIN_BUDGET_TOKENS
 from .errors import BudgetTooSmall
 from .gate.delivery import Delivery, Extras, deliver_full, deliver_sparse
+from .gate.respond import MIN_OUTLINE_TOKENS, shrink_preview
 from .gate.route import Route
 from .models import EvidencePack, GateDecision
 from .preview import build_preview
 from .readers.base import ParsedArtifact
-from .tokens import TokenCounter
-
-#: Below this many tokens left for the outline, only the card is worth sending.
-_MIN_OUTLINE_TOKENS = 120
+from .tokens import TokenCounter, stamp_tokens
 
 
 def outline_pack(
     d: Delivery, route: Route, counter: TokenCounter, extras: Extras, *, lines: tuple[int, int] | None = None
 ) -> EvidencePack:
-    """The outline (of `lines` only, when given) within the budget; the card when even that cannot fit."""
-    room = d.budget_tokens - _frame_tokens(d, extras) - 40
-    if room < _MIN_OUTLINE_TOKENS:
-        return card_pack(d, route, counter, extras)
-    extras.preview = build_preview(
+    """The outline (of `lines` only, when given), fitted with its pack to the budget (gate/respond.py);
+    the card when not even a few entries fit."""
+    preview = build_preview(
         d.parsed,
         full_view_tokens=d.episode.full_view_tokens,
         route=route,
         counter=counter,
-        budget_tokens=max(MIN_BUDGET_TOKENS // 2, room),
+        budget_tokens=None,
         line_range=lines,
     )
+    room = d.budget_tokens - _frame_tokens(d, extras)
+    if room < MIN_OUTLINE_TOKENS:
+        return card_pack(d, route, counter, extras)
+    extras.preview = shrink_preview(preview, room, counter)
     d.view = "outline"
     try:
         return deliver_sparse(d, [], extras, max_items=0)
@@ -44,9 +43,10 @@ def outline_pack(
 def card_pack(d: Delivery, route: Route, counter: TokenCounter, extras: Extras) -> EvidencePack:
     """Type, size, fingerprint, L and signals: the smallest honest answer about an artifact."""
     preview = build_preview(
-        d.parsed, full_view_tokens=d.episode.full_view_tokens, route=route, counter=counter, budget_tokens=0
+        d.parsed, full_view_tokens=d.episode.full_view_tokens, route=route, counter=counter, budget_tokens=None
     )
-    extras.preview = preview.model_copy(update={"outline": [], "samples": [], "outline_complete": False})
+    update = {"outline": [], "samples": [], "outline_complete": False, "content": None}
+    extras.preview = stamp_tokens(preview.model_copy(update=update), counter)
     d.view = "card"
     return deliver_sparse(d, [], extras, max_items=0)
 

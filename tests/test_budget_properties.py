@@ -46,7 +46,7 @@ ENGINES = {
     action=st.sampled_from(["focus", "collect", "refine", "scout", "verify"]),
     goal=st.sampled_from(["City77 amount", "para 120", "m2 return", "request 512", "tag t3", "section 7", "x"]),
     anchor=st.sampled_from(["", "#L1-L60", "#L5", "#L1-L400"]),
-    budget=st.integers(min_value=600, max_value=22_500),
+    budget=st.one_of(st.sampled_from([200, 300]), st.integers(min_value=200, max_value=22_500)),
     engine_key=st.sampled_from(sorted(ENGINES)),
     session=st.integers(0, 3),
 )

@@ -72,9 +72,9 @@ def test_every_response_stays_within_its_budget(tmp_path: Path) -> None:
 def test_budget_out_of_range_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "manual.md").write_text(long_markdown())
     engine = ReadEngine(Settings(roots=(tmp_path,)))
-    with pytest.raises(BudgetTooSmall, match=r"600\.\.22500"):
+    with pytest.raises(BudgetTooSmall, match=r"200\.\.22500"):
         engine.read("s", ReadRequest(target="manual.md", intent=Intent(goal="x"), budget_tokens=100))
-    with pytest.raises(BudgetTooSmall, match=r"600\.\.22500"):
+    with pytest.raises(BudgetTooSmall, match=r"200\.\.22500"):
         engine.read("s", ReadRequest(target="manual.md", intent=Intent(goal="x"), budget_tokens=50_000))
 
 

@@ -74,8 +74,8 @@ def test_outline_and_card(tmp_path: Path, kind: str) -> None:
     engine = ReadEngine(Settings(roots=(tmp_path,)))
     roomy = engine.read("a", ReadRequest(target=name, view="outline", budget_tokens=22_500))
     assert roomy.view == "outline" and roomy.preview is not None and roomy.preview.outline
-    cramped = engine.read("b", ReadRequest(target=name, view="outline", budget_tokens=650))
-    assert cramped.tokens <= 650
+    cramped = engine.read("b", ReadRequest(target=name, view="outline", budget_tokens=400))
+    assert cramped.tokens <= 400
     assert cramped.view == "card" or (cramped.preview is not None and not cramped.preview.outline_complete)
     card = engine.read("c", ReadRequest(target=name, view="card", budget_tokens=600))
     assert card.view == "card" and card.preview is not None and card.preview.outline == []

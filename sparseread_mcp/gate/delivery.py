@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..anchors import format_pointer
 from ..deadline import checkpoint
@@ -36,11 +37,16 @@ from ..protocol.session import DeliveredItem, Episode
 from ..readers.base import ParsedArtifact
 from ..tokens import TokenCounter, stamp_tokens
 from ..wire import wire_json
-
-#: Tokens kept free for the `tokens` field itself and JSON separators.
-_SLACK_TOKENS = 16
-#: A generous frame for a one-page full view: below budget minus this, the whole view is one page.
-_WHOLE_FRAME_TOKENS = 1_000
+from .respond import (
+    MIN_PAGE_TOKENS,
+    PAGE_MARGIN_TOKENS,
+    SLACK_TOKENS,
+    WHOLE_FRAME_TOKENS,
+    evidence_pack,
+    fit_pack,
+    pointers_note,
+    shrink_pack,
+)
 
 CoverageFn = Callable[[list[tuple[int, int]]], tuple[list[SlotCoverage], list[str]]]
 
@@ -83,17 +89,12 @@ class Delivery:
         return stamp_tokens(pack, self.counter)
 
     def fit(self, pack: EvidencePack) -> EvidencePack:
-        """Finish a pack without evidence items, dropping hints (never evidence) until it fits the budget."""
-        pack = self.finish(pack)
-        while pack.tokens > self.budget_tokens and (pack.next or pack.already_delivered):
-            update = {"next": pack.next[:-1]} if pack.next else {"already_delivered": []}
-            pack = self.finish(pack.model_copy(update=update))
-        if pack.tokens > self.budget_tokens:
-            raise BudgetTooSmall(
-                f"budget_tokens={self.budget_tokens} is below this response's frame ({pack.tokens} tokens); "
-                "raise budget_tokens"
-            )
-        return pack
+        """Finish a pack within the budget, shedding hints and echoes (never evidence), or BudgetTooSmall."""
+        return fit_pack(pack, self.budget_tokens, self.counter)
+
+    def shrink(self, pack: EvidencePack) -> EvidencePack:
+        """Finish a pack, shed as far as it goes toward the budget (it may still be over)."""
+        return shrink_pack(pack, self.budget_tokens, self.counter)
 
     def commit(self, pack: EvidencePack) -> EvidencePack:
         """Remember the coverage a delivered pack reported, for the session card."""
@@ -117,7 +118,7 @@ class Delivery:
         payload = full_chars or serialized_chars(items)
         sparse = 0 if full_chars else payload
         coverage, unresolved = self.coverage(spans)
-        return EvidencePack(
+        return evidence_pack(
             episode=EpisodeRef(
                 id=episode.id,
                 artifact=ArtifactRef(path=artifact.path, type=self.parsed.type, fingerprint=artifact.fingerprint),
@@ -142,10 +143,10 @@ class Delivery:
             ),
             gate=Gate(decision=decision, reason=reason),
             selection=extras.selection,
-            retire=retire or [],
-            already_delivered=already or [],
+            retire=retire,
+            already=already,
             invalidated=extras.invalidated,
-            next=extras.next,
+            next_steps=extras.next,
             message=extras.message,
             left_out=extras.left_out,
             preview=extras.preview,
@@ -191,14 +192,16 @@ def deliver_sparse(
             d.pack(items=items, spans=spans, decision="sparse", reason=reason, extras=extras, already=already[:5])
         )
 
-    # Greedy by rank, each addition checked on the serialized response, so the budget is exact.
+    # Greedy by rank, each addition checked on the serialized response, so the budget is exact. When the
+    # frame is over the budget, or the first passage does not fit beside its hints, the trial sheds hints
+    # and echoes (respond.py): evidence before hints.
     chosen: list[tuple[Candidate, EvidenceItem]] = []
     pack = build(chosen)
-    if pack.tokens > d.budget_tokens:
-        pack = d.fit(pack)  # drops hints until the frame fits, or says the budget is too small
-        extras.next, already = list(pack.next), list(pack.already_delivered)
-    smallest_missing: int | None = None
+    tight = pack.tokens > d.budget_tokens
+    if tight:
+        pack = d.fit(pack)  # sheds hints and echoes until the frame fits, or says the budget is too small
     page_limit = d.parsed.max_pages_per_read
+    passed: list[EvidenceItem] = []
     for c in fresh:
         if len(chosen) >= max_items:
             break
@@ -207,16 +210,20 @@ def deliver_sparse(
         if page_limit is not None and item.page not in pages and len(pages) >= page_limit:
             continue  # at most `page_limit` pages per read
         trial = build([*chosen, (c, item)])
+        if trial.tokens > d.budget_tokens and (tight or not chosen):
+            trial = d.shrink(trial)
         if trial.tokens <= d.budget_tokens:
             chosen.append((c, item))
             pack = trial
-        elif smallest_missing is None or trial.tokens < smallest_missing:
-            smallest_missing = trial.tokens
-    if fresh and not chosen and smallest_missing is not None:
-        raise BudgetTooSmall(
-            f"budget_tokens={d.budget_tokens} cannot hold even one passage: the best one needs "
-            f"{smallest_missing} tokens; raise budget_tokens or narrow the target with an anchor"
-        )
+        else:
+            passed.append(item)
+    if fresh and not chosen and passed:
+        if resend:
+            raise BudgetTooSmall(
+                f"budget_tokens={d.budget_tokens} cannot hold this passage ({passed[0].pointer}); raise "
+                "budget_tokens or narrow the target with an anchor"
+            )
+        pack = _pointers_only(d, extras, [i.pointer for i in passed], build)
     payload = serialized_chars([item for _, item in chosen])
     checkpoint()  # the last moment a cancelled call can stop with nothing recorded
     if not episode.ledger.fits(payload):
@@ -253,7 +260,7 @@ def deliver_full(
         if episode.full_view_done:
             return _already_full(d, [], extras)
         if episode.full_view_next is None:
-            if episode.full_view_tokens + _WHOLE_FRAME_TOKENS <= d.budget_tokens:
+            if episode.full_view_tokens + WHOLE_FRAME_TOKENS <= d.budget_tokens:
                 start = 0  # the whole view fits one response: it begins at the beginning
             episode.full_view_origin = start
     sent = full_view_spans(episode)
@@ -268,9 +275,15 @@ def deliver_full(
     if stop - start > 1 and text[start] == "\n" and any(e == start for _, e in sent):
         start += 1  # pages end before a newline; the next page starts after it
     frame = d.pack(items=[], spans=[], decision=decision, reason=reason, extras=extras, retire=retire, cursor="x" * 40)
-    _, frame_tokens = d.render(frame)
-    capacity = d.budget_tokens - frame_tokens - _SLACK_TOKENS - 80
-    if capacity < 32:
+    frame_tokens = d.finish(frame).tokens
+    # Only a frame that leaves no room for a page sheds (hints first, then echoes; respond.py), and the
+    # pages with it: otherwise the page gives way, never the page's own left_out or the hints.
+    tight = frame_tokens + SLACK_TOKENS + MIN_PAGE_TOKENS > d.budget_tokens
+    if tight:
+        frame_tokens = d.shrink(frame).tokens
+    room = d.budget_tokens - frame_tokens - SLACK_TOKENS
+    capacity = room - min(PAGE_MARGIN_TOKENS, room // 4)
+    if capacity < MIN_PAGE_TOKENS:
         raise BudgetTooSmall(
             f"budget_tokens={d.budget_tokens} leaves no room for full-view text after the "
             f"{frame_tokens}-token frame; raise budget_tokens to at least {frame_tokens + 300}"
@@ -286,7 +299,7 @@ def deliver_full(
         more = following is not None
         cursor = f"{episode.id}:{following}" if more else None
         d.view, extras.left_out = _page_view(d.parsed, start, end, _gaps(text, after) if more else [])
-        pack = d.finish(
+        pack = (d.shrink if tight else d.finish)(
             d.pack(
                 items=[item] if item else [],
                 spans=[(start, end)],
@@ -302,8 +315,8 @@ def deliver_full(
         if overshoot <= 0:
             break
         # Coverage pointers grow with the page; shrink the page by the overshoot and measure again.
-        capacity -= overshoot + _SLACK_TOKENS
-        if capacity < 32:
+        capacity -= overshoot + SLACK_TOKENS
+        if capacity < MIN_PAGE_TOKENS:
             raise BudgetTooSmall(
                 f"budget_tokens={d.budget_tokens} leaves no room for full-view text; raise budget_tokens"
             )
@@ -406,7 +419,15 @@ def _fallback(d: Delivery, extras: Extras, payload: int) -> EvidencePack:
         "the faithful full view is delivered instead, once, and the episode closes"
     )
     start = d.origin() if d.origin is not None else 0
-    return deliver_full(d, extras, start=start, decision="fallback", reason=reason, retire=retire)
+    try:
+        return deliver_full(d, extras, start=start, decision="fallback", reason=reason, retire=retire)
+    except BudgetTooSmall:
+        # The batch is withheld all the same; the full view waits for a budget that holds a page of it.
+        extras.left_out = (
+            f"the full view ({episode.full_view_tokens} tokens) is due but no page of it fits budget_tokens="
+            f"{d.budget_tokens}: read with view='full' and a larger budget_tokens"
+        )
+        return d.fit(d.pack(items=[], spans=[], decision="fallback", reason=reason, extras=extras, retire=retire))
 
 
 def _next_ranked_page(d: Delivery, candidates: list[Candidate], extras: Extras) -> EvidencePack:
@@ -435,6 +456,28 @@ def page_start(parsed: ParsedArtifact, sent: list[tuple[int, int]], offset: int)
     if offset - line_start <= LINE_START_REACH and not any(s < offset and line_start < e for s, e in sent):
         return line_start
     return offset
+
+
+#: How many pointers `left_out` names when no passage fits, tried from the most down to none.
+_POINTER_COUNTS = (5, 3, 1, 0)
+
+
+def _pointers_only(
+    d: Delivery, extras: Extras, pointers: list[str], build: Callable[[list[Any]], EvidencePack]
+) -> EvidencePack:
+    """No passage fits the budget: the answer names the best ones by pointer (as many as fit), to read one
+    at a time with a larger budget; nothing is delivered or charged."""
+    d.view = "pointers"
+    extras.empty_reason = (
+        f"nothing delivered: {len(pointers)} passage(s) match, none fits budget_tokens={d.budget_tokens}"
+    )
+    for count in _POINTER_COUNTS:
+        extras.left_out = pointers_note(pointers[:count], d.budget_tokens, total=len(pointers))
+        pack = d.shrink(build([]))
+        if pack.tokens <= d.budget_tokens and pack.left_out == extras.left_out:
+            return pack
+    extras.left_out = None
+    return d.fit(build([]))
 
 
 def _empty_reason(extras: Extras) -> str:

@@ -6,6 +6,7 @@ import difflib
 
 from ..anchors import Anchor, Target
 from ..errors import AnchorError
+from ..gate.respond import evidence_pack
 from ..lines import LineIndex
 from ..models import ArtifactRef, EpisodeRef, EvidencePack, Exposure, Gate, Verification
 from ..readers.base import ParsedArtifact
@@ -100,7 +101,7 @@ def _whole_or_exact(lines: LineIndex, start: int, end: int) -> tuple[int, int]:
 def gone_pack(target: Target, tokenizer: str) -> EvidencePack:
     """The answer for a pointer whose file no longer exists: nothing to show, and that said plainly."""
     pointer = f"{target.path}@{target.rev}#{target.anchor.format() if target.anchor else ''}"
-    return EvidencePack(
+    return evidence_pack(
         episode=EpisodeRef(
             id="gone",
             artifact=ArtifactRef(path=target.path, type="missing", fingerprint=""),
@@ -110,15 +111,13 @@ def gone_pack(target: Target, tokenizer: str) -> EvidencePack:
         view="card",
         items=[],
         verification=Verification(status="gone", reason="the file no longer exists inside the roots", pointer=pointer),
-        coverage=[],
-        unresolved=[],
         scope="no file to read",
         exposure=Exposure(
             payload_chars=0, payload_tokens=0, episode_chars=0, full_view_chars=0, full_view_tokens=0, remaining_chars=0
         ),
         gate=Gate(decision="sparse", reason="nothing delivered: the file is gone"),
         tokenizer=tokenizer,
-        next=["search the directory for the quoted text to see whether it moved to another file"],
+        next_steps=["search the directory for the quoted text to see whether it moved to another file"],
     )
 
 

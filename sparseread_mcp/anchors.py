@@ -3,7 +3,8 @@
 Anchors (the part after `#`):
   `L12`, `L12-L18`        1-based inclusive line range
   `L5:C100-C900`         1-based inclusive character columns on one line (single-line documents)
-  `p12`, `p12:L3-L20`     a page, optionally lines (or `p12:L3:C5-C90` columns) within it
+  `L5:C100-L7:C20`       from a column of one line to a column of a later one (a passage cut from long lines)
+  `p12`, `p12:L3-L20`     a page, optionally lines (or `p12:L3:C5-C90`, `p12:L3:C5-L4:C9` columns) within it
   `row=17`, `Sheet1!R17`  a table row (data rows from 1), a workbook row (as numbered in the sheet)
   `$.a.b`                a key path
   anything else          a section: heading text or symbol name (`Renewal`, `Store.load`)
@@ -23,8 +24,8 @@ from .errors import AnchorError
 AnchorKind = Literal["lines", "columns", "page", "row", "keypath", "section"]
 
 _LINES = re.compile(r"^L(\d+)(?:-L?(\d+))?$")
-_COLUMNS = re.compile(r"^L(\d+):C(\d+)-C?(\d+)$")
-_PAGE = re.compile(r"^p(\d+)(?::L(\d+)(?:-L?(\d+)|:C(\d+)-C?(\d+))?)?$")
+_COLUMNS = re.compile(r"^L(\d+):C(\d+)-(?:L(\d+):C(\d+)|C?(\d+))$")
+_PAGE = re.compile(r"^p(\d+)(?::(L\d+.*))?$")
 _ROW = re.compile(r"^row=(\d+)$")
 _SHEET_ROW = re.compile(r"^(.+)!R(\d+)$")
 _REV = re.compile(r"^(?:sha256:[0-9a-f]{12}|[0-9a-f]{7,40})$")
@@ -48,13 +49,13 @@ class Anchor:
             case "lines":
                 return format_lines(_num(self.first_line), _num(self.last_line))
             case "columns":
-                return f"L{self.first_line}:C{self.first_col}-C{self.last_col}"
+                return self._columns()
             case "page":
                 base = f"p{self.page}"
                 if self.first_line is None:
                     return base
                 if self.first_col is not None:
-                    return f"{base}:L{self.first_line}:C{self.first_col}-C{self.last_col}"
+                    return f"{base}:{self._columns()}"
                 return f"{base}:{format_lines(self.first_line, _num(self.last_line))}"
             case "row":
                 return f"{self.name}!R{self.row}" if self.name else f"row={self.row}"
@@ -62,6 +63,11 @@ class Anchor:
                 if self.name is None:  # pragma: no cover - constructor invariant
                     raise AnchorError("a section anchor needs a name")
                 return self.name
+
+    def _columns(self) -> str:
+        if self.last_line is None or self.last_line == self.first_line:
+            return f"L{self.first_line}:C{self.first_col}-C{self.last_col}"
+        return f"L{self.first_line}:C{self.first_col}-L{self.last_line}:C{self.last_col}"
 
 
 def format_lines(first: int, last: int) -> str:
@@ -79,27 +85,23 @@ def parse_anchor(text: str) -> Anchor:
         _check_order(text, first, last)
         return Anchor(kind="lines", first_line=first, last_line=last)
     if m := _COLUMNS.match(text):
-        first_col, last_col = int(m.group(2)), int(m.group(3))
-        _check_order(text, first_col, last_col)
-        line = int(m.group(1))
-        _check_order(text, 1, line)
-        return Anchor(kind="columns", first_line=line, last_line=line, first_col=first_col, last_col=last_col)
+        return _parse_columns(text, m)
     if m := _PAGE.match(text):
         page = int(m.group(1))
         _check_order(text, 1, page)
-        if m.group(4):
-            line, first_col, last_col = int(m.group(2)), int(m.group(4)), int(m.group(5))
-            _check_order(text, 1, line)
-            _check_order(text, first_col, last_col)
-            return Anchor(
-                kind="page", page=page, first_line=line, last_line=line, first_col=first_col, last_col=last_col
-            )
-        if m.group(2):
-            first = int(m.group(2))
-            last = int(m.group(3)) if m.group(3) else first
-            _check_order(text, first, last)
-            return Anchor(kind="page", page=page, first_line=first, last_line=last)
-        return Anchor(kind="page", page=page)
+        if m.group(2) is None:
+            return Anchor(kind="page", page=page)
+        inner = parse_anchor(m.group(2))
+        if inner.kind not in ("lines", "columns"):
+            raise AnchorError(f"malformed page anchor {text!r}: use p3, p3:L2-L9 or p3:L2:C5-C90")
+        return Anchor(
+            kind="page",
+            page=page,
+            first_line=inner.first_line,
+            last_line=inner.last_line,
+            first_col=inner.first_col,
+            last_col=inner.last_col,
+        )
     if m := _ROW.match(text):
         return Anchor(kind="row", row=int(m.group(1)))
     if m := _SHEET_ROW.match(text):
@@ -140,6 +142,22 @@ def parse_target(text: str) -> Target:
 
 def format_pointer(path: str, rev: str, anchor: Anchor) -> str:
     return f"{path}@{rev}#{anchor.format()}"
+
+
+def _parse_columns(text: str, m: re.Match[str]) -> Anchor:
+    first_line, first_col = int(m.group(1)), int(m.group(2))
+    _check_order(text, 1, first_line)
+    _check_order(text, 1, first_col)
+    if m.group(3) is not None:  # L5:C100-L7:C20
+        last_line, last_col = int(m.group(3)), int(m.group(4))
+        _check_order(text, first_line, last_line)
+        _check_order(text, 1, last_col)
+        if last_line == first_line:
+            _check_order(text, first_col, last_col)
+    else:
+        last_line, last_col = first_line, int(m.group(5))
+        _check_order(text, first_col, last_col)
+    return Anchor(kind="columns", first_line=first_line, last_line=last_line, first_col=first_col, last_col=last_col)
 
 
 def _check_order(text: str, first: int, last: int) -> None:

@@ -74,7 +74,7 @@ class LineIndex:
                 line_anchor = Anchor(
                     kind="columns",
                     first_line=first,
-                    last_line=first,
+                    last_line=last,
                     first_col=anchor.first_col,
                     last_col=anchor.last_col,
                 )
@@ -87,15 +87,24 @@ class LineIndex:
         if anchor.first_line is None:
             raise AnchorError(f"anchor {anchor.format()!r} does not name lines")
         if anchor.kind == "columns":
-            start, end = self.lines_span(anchor.first_line, anchor.first_line)
-            first_col, last_col = anchor.first_col or 1, anchor.last_col or 1
-            if last_col > end - start:
+            return self._columns_span(anchor.first_line, anchor.last_line or anchor.first_line, anchor)
+        return self.lines_span(anchor.first_line, anchor.last_line or anchor.first_line)
+
+    def _columns_span(self, first: int, last: int, anchor: Anchor) -> tuple[int, int]:
+        first_col, last_col = anchor.first_col or 1, anchor.last_col or 1
+        if first == last:
+            start, end = self.lines_span(first, first)
+            if last_col > end - start + (first < self.line_count):  # a column may name the line's newline
                 raise AnchorError(
-                    f"columns C{first_col}-C{last_col} are out of range: line {anchor.first_line} "
-                    f"has {end - start} characters"
+                    f"columns C{first_col}-C{last_col} are out of range: line {first} has {end - start} characters"
                 )
             return start + first_col - 1, start + last_col
-        return self.lines_span(anchor.first_line, anchor.last_line or anchor.first_line)
+        # Across lines, a column may name the line's own newline (one past its last character).
+        start_line, _ = self.lines_span(first, first)
+        last_start, last_end = self.lines_span(last, last)
+        if first_col > self.line_end(first) - start_line + 1 or last_col > last_end - last_start + 1:
+            raise AnchorError(f"{anchor.format()} is out of range: a column runs past the end of its line")
+        return start_line + first_col - 1, min(last_start + last_col, len(self.text))
 
     def lines_span(self, first: int, last: int) -> tuple[int, int]:
         if not 1 <= first <= last <= self.line_count:
@@ -123,8 +132,15 @@ class LineIndex:
         whole = start == self.starts[first - 1] and end == self.line_end(last)
         if whole:
             return Anchor(kind="lines", first_line=first, last_line=last)
-        if first != last:
-            raise AnchorError("a span that is not whole lines must stay on one line")
+        if first != last:  # a passage cut from long lines: from a column of one line to one of a later line
+            last = self.line_of(end - 1)
+            return Anchor(
+                kind="columns",
+                first_line=first,
+                last_line=last,
+                first_col=start - self.starts[first - 1] + 1,
+                last_col=end - self.starts[last - 1],
+            )
         line_start = self.starts[first - 1]
         return Anchor(
             kind="columns",

@@ -113,7 +113,8 @@ def test_passages_cut_from_long_lines_are_cited_exactly(tmp_path: Path) -> None:
     # start inside one line and end inside a later one. Every read answers (it raised AnchorError), and
     # every pointer reads back exactly the text it came with.
     rng = random.Random(3)
-    words = [*"turbine pressure valve rotor blade check".split(), *"lorem ipsum dolor amet. foo, bar;".split()]
+    words = ["turbine", "pressure", "valve", "rotor", "blade", "check"]
+    words += ["lorem", "ipsum", "dolor", "amet.", "foo,", "bar;"]
     paragraphs = [f"## Part {i}\n\n" + " ".join(rng.choice(words) for _ in range(600)) for i in range(12)]
     (tmp_path / "long.md").write_text("\n\n".join(paragraphs) + "\n")
     engine = ReadEngine(Settings(roots=[tmp_path]))

@@ -136,7 +136,7 @@ class OutlineItem(_Model):
     title: str
     anchor: str
     lines: tuple[int, int]
-    level: int
+    level: int = 1
     signature: str | None = None
 
 

@@ -5,8 +5,9 @@ An answer says only what carries information (protocol 2):
 
 - no `null`, empty or default-valued field: an absent list is empty, an absent flag is its default
   (`generated`, `truncated`, `closed`, `stale` false; `outline_complete` true), an absent number is 0;
-- nothing twice: an item's `anchor` is the part of its `pointer` after `#`, and its `lines` are sent only
-  where that anchor does not already say them (`L12-L18`); a slot's `pointers` leave out the items of this
+- nothing twice: an item's `anchor` is the part of its `pointer` after `#`, and its `lines` (like an
+  outline entry's) are sent only where that anchor does not already say them (`L12-L18`); an outline
+  entry's `level` is sent when it is not 1; a slot's `pointers` leave out the items of this
   same answer (each item names its `slots`); `unresolved` is sent only where it is not simply the slots
   whose coverage is not `found`; in an answer with one slot, items that all support it do not name it;
   fingerprints are sent as their first 12 hex digits, as pointers carry them;
@@ -82,6 +83,8 @@ def _lean(value: Any) -> Any:
     out = {k: lean for k, v in value.items() if not _empty(lean := _lean(v))}
     if isinstance(out.get("pointer"), str) and "text" in out:
         _item(out)
+    elif isinstance(out.get("anchor"), str) and "title" in out and _says_lines(out["anchor"], out.get("lines")):
+        del out["lines"]  # an outline entry whose anchor is its line range
     if "fingerprint" in out and isinstance(out["fingerprint"], str):
         out["fingerprint"] = out["fingerprint"][:FINGERPRINT_DIGITS]
     if "E" in out and "L" in out:
@@ -99,8 +102,7 @@ def _item(item: dict[str, Any]) -> None:
     anchor = item.get("anchor")
     if isinstance(anchor, str) and item["pointer"].endswith("#" + anchor):
         del item["anchor"]
-        lines = item.get("lines")
-        if (m := _LINE_ANCHOR.fullmatch(anchor)) and lines == [int(m[1]), int(m[2] or m[1])]:
+        if _says_lines(anchor, item.get("lines")):
             del item["lines"]
     score = item.get("score")
     if isinstance(score, float):
@@ -108,6 +110,12 @@ def _item(item: dict[str, Any]) -> None:
             item["score"] = round(score, 2)
         else:
             del item["score"]
+
+
+def _says_lines(anchor: str, lines: object) -> bool:
+    """Whether `anchor` states exactly the line range `lines` (`L12-L18` for [12, 18])."""
+    found = _LINE_ANCHOR.fullmatch(anchor)
+    return found is not None and lines == [int(found[1]), int(found[2] or found[1])]
 
 
 def _pack(pack: dict[str, Any]) -> None:

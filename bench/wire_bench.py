@@ -20,7 +20,8 @@ as its pointer on one line, then its text: no other frame).
 
 Sets: long documents (contracts, FinanceBench filings as text) and small files (TAT-QA Markdown, FeTaQA
 CSV). Figures per set and the macro average over sets (each set weighs the same), never only pooled.
-Tokens are o200k (exact, no safety margin) and characters / 4.
+Tokens are o200k (exact, no safety margin) and characters / 4. `bench/results/wire_before.txt` holds the
+figures of commit 66b9a6d (before protocol 2); run this module there with `--json` to compare against it.
 """
 
 from __future__ import annotations

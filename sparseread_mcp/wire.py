@@ -7,10 +7,11 @@ An answer says only what carries information (protocol 2):
   (`generated`, `truncated`, `closed`, `stale` false; `outline_complete` true), an absent number is 0;
 - nothing twice: an item's `anchor` is the part of its `pointer` after `#`, and its `lines` (like an
   outline entry's) are sent only where that anchor does not already say them (`L12-L18`); an outline
-  entry's `level` is sent when it is not 1; a slot's `pointers` leave out the items of this
-  same answer (each item names its `slots`); `unresolved` is sent only where it is not simply the slots
-  whose coverage is not `found`; in an answer with one slot, items that all support it do not name it;
-  fingerprints are sent as their first 12 hex digits, as pointers carry them;
+  entry's `level` is sent when it is not 1; a slot's `pointers` leave out the items of the same answer
+  (each item names its `slots`) and, in a one-slot answer, its `already_delivered` matches; in a one-slot
+  answer, items that all support that slot do not name it; `unresolved` is sent only where it is not
+  simply the slots whose coverage is not `found`; fingerprints are sent as their first 12 hex digits, as
+  pointers carry them;
 - no `view` when it is `snippets`; no gate `reason` for an ordinary sparse batch (`decision` says it);
   `selection` only when the robust default answered (its configuration and measured `reliability`):
   otherwise `scope` names the reader and the method, and the view the exposure form;
@@ -122,8 +123,10 @@ def _pack(pack: dict[str, Any]) -> None:
     """An evidence pack without repeats: slot pointers its own items carry, `unresolved` when derivable,
     the slot of a one-slot answer on every item, the default view, routine reasons."""
     items: list[dict[str, Any]] = pack["items"]
-    here = {i["pointer"] for i in items}
     coverage = pack.get("coverage", [])
+    here = {i["pointer"] for i in items}
+    if len(coverage) == 1:  # the matches named instead of resent support the one slot there is
+        here |= set(pack.get("already_delivered", []))
     for entry in coverage:
         rest = [p for p in entry.get("pointers", []) if p not in here]
         if rest:

@@ -240,3 +240,33 @@ async def test_preview_validates_its_intent_like_read_does(tmp_path: Path) -> No
         wrong = await client.call_tool("sro_read", {"target": "a.md", "budget": 900})
     assert bad.is_error and "goals" in bad.content[0].text  # type: ignore[union-attr]
     assert wrong.is_error and "did you mean budget_tokens" in wrong.content[0].text  # type: ignore[union-attr]
+
+
+def test_a_one_slot_answer_names_a_match_it_does_not_resend_once() -> None:
+    sent = "a.md@sha256:0123456789ab#L1-L7"
+    pack = EvidencePack(
+        episode=EpisodeRef.model_validate(
+            {"id": "ep1", "artifact": {"path": "a.md", "type": "markdown", "fingerprint": "0" * 64}, "objective": "x"}
+        ),
+        action="focus",
+        view="snippets",
+        items=[],
+        coverage=[SlotCoverage(slot="goal", status="partial", pointers=[sent])],
+        unresolved=["goal"],
+        scope="s",
+        exposure=Exposure(
+            payload_chars=0,
+            payload_tokens=0,
+            episode_chars=0,
+            full_view_chars=90,
+            full_view_tokens=20,
+            remaining_chars=90,
+        ),
+        gate=Gate(decision="native_fit", reason="already received"),
+        already_delivered=[sent],
+    )
+    wire = wire_dict(pack)
+    assert wire["already_delivered"] == [sent] and wire["coverage"] == [{"slot": "goal", "status": "partial"}]
+    assert wire["episode"]["artifact"]["path"] == "a.md"  # no item names the file: the episode does
+    two = pack.model_copy(update={"coverage": [*pack.coverage, SlotCoverage(slot="b", status="missing")]})
+    assert wire_dict(two)["coverage"][0]["pointers"] == [sent]  # two slots: which one it supports is said

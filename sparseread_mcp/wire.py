@@ -8,10 +8,10 @@ An answer says only what carries information (protocol 2):
 - nothing twice: an item's `anchor` is the part of its `pointer` after `#`, and its `lines` (like an
   outline entry's) are sent only where that anchor does not already say them (`L12-L18`); an outline
   entry's `level` is sent when it is not 1; a slot's `pointers` leave out the items of the same answer
-  (each item names its `slots`) and, in a one-slot answer, its `already_delivered` matches; in a one-slot
-  answer, items that all support that slot do not name it; `unresolved` is sent only where it is not
-  simply the slots whose coverage is not `found`; fingerprints are sent as their first 12 hex digits, as
-  pointers carry them;
+  (each item names its `slots`) and, in a one-slot answer whose every `already_delivered` match supports
+  the slot, those matches;
+  `unresolved` is sent only where it is not simply the slots whose coverage is not `found`; fingerprints
+  are sent as their first 12 hex digits, as pointers carry them;
 - no `view` when it is `snippets`; no gate `reason` for an ordinary sparse batch (`decision` says it);
   `selection` only when the robust default answered (its configuration and measured `reliability`):
   otherwise `scope` names the reader and the method, and the view the exposure form;
@@ -121,14 +121,16 @@ def _says_lines(anchor: str, lines: object) -> bool:
 
 def _pack(pack: dict[str, Any]) -> None:
     """An evidence pack without repeats: slot pointers its own items carry, `unresolved` when derivable,
-    the slot of a one-slot answer on every item, the default view, routine reasons."""
+    the default view, routine reasons, what the pointers already say."""
     items: list[dict[str, Any]] = pack["items"]
     coverage = pack.get("coverage", [])
-    here = {i["pointer"] for i in items}
-    if len(coverage) == 1:  # the matches named instead of resent support the one slot there is
-        here |= set(pack.get("already_delivered", []))
+    named = {i["pointer"]: i.get("slots", []) for i in items}
+    delivered = set(pack.get("already_delivered", []))
     for entry in coverage:
-        rest = [p for p in entry.get("pointers", []) if p not in here]
+        listed = entry.get("pointers", [])
+        # Matches named instead of resent all support the one slot there is: said once, by that list.
+        implied = delivered if len(coverage) == 1 and delivered <= set(listed) else set()
+        rest = [p for p in listed if entry["slot"] not in named.get(p, []) and p not in implied]
         if rest:
             entry["pointers"] = rest
         else:
@@ -136,9 +138,6 @@ def _pack(pack: dict[str, Any]) -> None:
     derived = [c["slot"] for c in coverage if c.get("status") != "found"]
     if pack.get("unresolved", []) == derived:
         pack.pop("unresolved", None)
-    if len(coverage) == 1 and items and all(i.get("slots") == [coverage[0]["slot"]] for i in items):
-        for item in items:
-            del item["slots"]
     if pack.get("view") == DEFAULT_VIEW:
         del pack["view"]
     gate = pack.get("gate")

@@ -149,9 +149,9 @@ async def test_an_item_says_its_anchor_and_lines_once_in_its_pointer(tmp_path: P
     for item in focus["items"]:
         assert "anchor" not in item and "#L" in item["pointer"]
         assert "lines" not in item  # a line anchor says them
-    # The one slot of a focus is not named on every item, and its pointers are the items themselves.
+    # The slot's pointers are this answer's items, which name the slot themselves.
     assert [c["slot"] for c in focus["coverage"]] == ["goal"] and "pointers" not in focus["coverage"][0]
-    assert all("slots" not in item for item in focus["items"])
+    assert all(item["slots"] == ["goal"] for item in focus["items"])
     assert set(focus["episode"]) == {"id"}  # the pointers name the file and its version; the goal is ours
     # `scope` names reader and method: a selection is said only for the robust default, with its reliability.
     assert set(focus.get("selection", {"reliability": 1})) <= {"configuration", "reliability"}
@@ -182,7 +182,11 @@ def test_the_wire_keeps_what_differs_from_the_default_and_drops_what_repeats() -
             ),
         ],
         coverage=[
-            SlotCoverage(slot="a", status="found", pointers=[pointer, "a.md@sha256:0123456789ab#L1"]),
+            SlotCoverage(
+                slot="a",
+                status="found",
+                pointers=[pointer, "a.md@sha256:0123456789ab#L1", "a.md@sha256:0123456789ab#p2"],
+            ),
             SlotCoverage(slot="b", status="partial", pointers=["a.md@sha256:0123456789ab#p2"]),
         ],
         unresolved=["b"],
@@ -211,7 +215,8 @@ def test_the_wire_keeps_what_differs_from_the_default_and_drops_what_repeats() -
         "slots": ["b"],
     }  # a page anchor does not say the lines; a zero score is left out
     assert wire["coverage"] == [
-        {"slot": "a", "status": "found", "pointers": ["a.md@sha256:0123456789ab#L1"]},  # an earlier item
+        # an earlier item, and one here that does not name this slot
+        {"slot": "a", "status": "found", "pointers": ["a.md@sha256:0123456789ab#L1", "a.md@sha256:0123456789ab#p2"]},
         {"slot": "b", "status": "partial"},
     ]
     assert "unresolved" not in wire  # the slots not found, as coverage says

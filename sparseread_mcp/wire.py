@@ -7,11 +7,11 @@ An answer says only what carries information (protocol 2):
   (`generated`, `truncated`, `closed`, `stale` false; `outline_complete` true), an absent number is 0;
 - nothing twice: an item's `anchor` is the part of its `pointer` after `#`, and its `lines` (like an
   outline entry's) are sent only where that anchor does not already say them (`L12-L18`); an outline
-  entry's `level` is sent when it is not 1; a slot's `pointers` leave out the items of the same answer
-  (each item names its `slots`) and, in a one-slot answer whose every `already_delivered` match supports
-  the slot, those matches;
-  `unresolved` is sent only where it is not simply the slots whose coverage is not `found`; fingerprints
-  are sent as their first 12 hex digits, as pointers carry them;
+  entry's `level` is sent when it is not 1; a list of pointers names each once; a slot's `pointers` leave
+  out the items of the same answer that name that slot and, in a one-slot answer whose every
+  `already_delivered` match the slot lists, those matches; `unresolved` is sent only where it is not
+  simply the slots whose coverage is not `found`; fingerprints are sent as their first 12 hex digits, as
+  pointers carry them;
 - no `view` when it is `snippets`; no gate `reason` for an ordinary sparse batch (`decision` says it);
   `selection` only when the robust default answered (its configuration and measured `reliability`):
   otherwise `scope` names the reader and the method, and the view the exposure form;
@@ -78,6 +78,8 @@ def wire_dict(model: BaseModel) -> dict[str, Any]:
 def _lean(value: Any) -> Any:
     """`value` without empty members, with every evidence item and ledger in its short form."""
     if isinstance(value, list):
+        if value and all(isinstance(v, str) and "@" in v and "#" in v for v in value):
+            return list(dict.fromkeys(value))  # a list of pointers names each once
         return [_lean(v) for v in value]
     if not isinstance(value, dict):
         return value

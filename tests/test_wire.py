@@ -161,6 +161,7 @@ async def test_an_item_says_its_anchor_and_lines_once_in_its_pointer(tmp_path: P
 
 def test_the_wire_keeps_what_differs_from_the_default_and_drops_what_repeats() -> None:
     pointer = "a.md@sha256:0123456789ab#L3-L4"
+    earlier = "a.md@sha256:0123456789ab#L20"
     pack = EvidencePack(
         episode=EpisodeRef.model_validate(
             {"id": "ep1", "artifact": {"path": "a.md", "type": "markdown", "fingerprint": "f" * 64}, "objective": "x"}
@@ -187,7 +188,7 @@ def test_the_wire_keeps_what_differs_from_the_default_and_drops_what_repeats() -
                 status="found",
                 pointers=[pointer, "a.md@sha256:0123456789ab#L1", "a.md@sha256:0123456789ab#p2"],
             ),
-            SlotCoverage(slot="b", status="partial", pointers=["a.md@sha256:0123456789ab#p2"]),
+            SlotCoverage(slot="b", status="partial", pointers=["a.md@sha256:0123456789ab#p2", *[earlier] * 2]),
         ],
         unresolved=["b"],
         scope="s",
@@ -217,7 +218,7 @@ def test_the_wire_keeps_what_differs_from_the_default_and_drops_what_repeats() -
     assert wire["coverage"] == [
         # an earlier item, and one here that does not name this slot
         {"slot": "a", "status": "found", "pointers": ["a.md@sha256:0123456789ab#L1", "a.md@sha256:0123456789ab#p2"]},
-        {"slot": "b", "status": "partial"},
+        {"slot": "b", "status": "partial", "pointers": [earlier]},  # named once
     ]
     assert "unresolved" not in wire  # the slots not found, as coverage says
     assert wire["gate"] == {"decision": "fallback", "reason": "the batch would pass L"}  # not routine: kept

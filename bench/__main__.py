@@ -8,8 +8,8 @@ method. Parts: evidence hit at exposure (every method and exposure form, the sel
 grep + windows baselines, PNG plot), leave one set out (the default calibrated without the set it is
 scored on, beside BM25 snippets and the best fixed configuration), the scripted agent's token economy
 over stdio with the 2L check, latency and peak memory by size, reader-specific sets (FeTaQA cells,
-SWE-bench files and functions, FinanceBench PDFs), history compaction, repository reading, and `verify`
-verdicts on the development claims. Not part of the unit tests.
+SWE-bench files and functions, FinanceBench PDFs), history compaction, repository reading, `verify`
+verdicts on the development claims, and what the protocol itself costs on the wire. Not part of the unit tests.
 """
 
 from __future__ import annotations
@@ -78,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         readers_bench,
         repo_bench,
         scale_bench,
+        wire_bench,
     )
 
     def legacy(module: Any, extra: list[str]) -> Callable[[], Any]:
@@ -121,6 +122,12 @@ def main(argv: list[str] | None = None) -> int:
         failures,
     )
     run_part("Verify: verdicts on the development claims", lambda: claims_bench.main([*data]), report, failures)
+    numbers["wire"] = run_part(
+        "Wire cost: tool schemas and the frame of every action beyond its evidence",
+        lambda: {k: v for k, v in wire_bench.main([*data, "--docs", "2" if args.quick else "5"]).items() if k != "raw"},
+        report,
+        failures,
+    )
     if failures:
         report += ["", f"FAILED parts: {', '.join(failures)}"]
     (args.out / "report.md").write_text("\n".join(report) + "\n")

@@ -32,6 +32,7 @@ import argparse
 import json
 import os
 import random
+import re
 import statistics
 import sys
 from collections import Counter
@@ -55,6 +56,7 @@ MODES = ("product", "sparse")
 #: Gate decisions after which the episode is closed: refining it would return nothing new.
 CLOSING = frozenset({"full_view", "fallback", "native_fit"})
 BOUND = 2.0
+LINE_ANCHOR = re.compile(r"L(\d+)(?:-L(\d+))?(?::C\d+-C\d+)?")
 
 Json = dict[str, Any]
 
@@ -129,25 +131,25 @@ class AgentRun:
 
     def take_pack(self, pack: Json) -> None:
         self.decisions.append(pack["gate"]["decision"])
-        self.spans.extend(self._span(item) for item in pack["items"])
-        exposure = pack["exposure"]
-        ledger = self.ledgers.setdefault(pack["episode"]["id"], Ledger(full_view_chars=exposure["full_view_chars"]))
-        reported = exposure["episode_chars"] + exposure.get("full_view_delivered_chars", 0)
+        self.spans.extend(self._span(item) for item in pack.get("items", []))
+        exposure = pack["exposure"]  # the wire's compact ledger: chars, E, L, full_chars (sparseread_mcp.wire)
+        ledger = self.ledgers.setdefault(pack["episode"]["id"], Ledger(full_view_chars=exposure["L"]))
+        reported = exposure["E"] + exposure.get("full_chars", 0)
         ledger.reported_chars = max(ledger.reported_chars, reported)
-        ledger.summed_chars += exposure["payload_chars"]
-        self.evidence_chars += exposure["payload_chars"]
+        ledger.summed_chars += exposure["chars"]
+        self.evidence_chars += exposure["chars"]
 
     def take_card(self, card: Json) -> None:
-        for state in card["episodes"]:
-            ledger = self.ledgers.setdefault(state["id"], Ledger(full_view_chars=state["full_view_chars"]))
+        for state in card.get("episodes", []):
+            ledger = self.ledgers.setdefault(state["id"], Ledger(full_view_chars=state["L"]))
             # The card says whether the full view was delivered, not how much of it: count all of L.
-            full = state["full_view_chars"] if state["full_view_delivered"] else 0
-            ledger.reported_chars = max(ledger.reported_chars, state["episode_chars"] + full)
+            full = state["L"] if state.get("full_view_delivered") else 0
+            ledger.reported_chars = max(ledger.reported_chars, state["E"] + full)
 
     def _span(self, item: Json) -> tuple[int, int]:
         """The item's character span in the source: its line range when the text there is the item's text
         (it is verbatim), else wherever its text occurs; an item found nowhere counts for nothing."""
-        text, lines = item["text"], item.get("lines")
+        text, lines = item["text"], item.get("lines") or lines_of(item["pointer"])
         if lines:
             first, last = int(lines[0]), int(lines[1])
             start = self.starts[min(first, len(self.starts)) - 1]
@@ -159,6 +161,12 @@ class AgentRun:
             self.unplaced += 1
             return 0, 0
         return start, start + len(text)
+
+
+def lines_of(pointer: str) -> list[int] | None:
+    """The line range a pointer's anchor states (`#L12-L18`, `#L7:C3-C9`); the wire sends no `lines` then."""
+    found = LINE_ANCHOR.fullmatch(pointer.split("#", 1)[-1])
+    return [int(found[1]), int(found[2] or found[1])] if found else None
 
 
 def claim_of(question: Json) -> str:
@@ -185,12 +193,12 @@ async def agent(client: Client, target: str, question: Json, policy: Policy, see
             if pack is None:
                 break
             seen.take_pack(pack)
-            found = bool(pack["coverage"]) and all(c["status"] == "found" for c in pack["coverage"])
+            found = bool(pack.get("coverage")) and all(c["status"] == "found" for c in pack["coverage"])
             if found or seen.tokens >= policy.exposure_tokens:
                 break
             if pack.get("cursor"):
                 args = {"target": target, "cursor": pack["cursor"], **budget}
-            elif pack["gate"]["decision"] in CLOSING or not pack["items"]:
+            elif pack["gate"]["decision"] in CLOSING or not pack.get("items"):
                 break
             else:
                 args = {"target": target, "action": "refine", **budget}

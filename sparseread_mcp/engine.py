@@ -466,7 +466,6 @@ class ReadEngine:
             # The exposure plan is already bounded in characters, as calibrated: small passages (table rows)
             # may be many; an item cap would show less than what was measured.
             limit = max(limit, len(cands))
-        extras.next.extend(self._next_steps(action))
         pack = deliver_sparse(d, cands, extras, max_items=limit)
         self.selection.answered(episode.id, choice, pack.exposure.payload_chars)
         return pack
@@ -678,7 +677,7 @@ class ReadEngine:
     def _scope(self, parsed: ParsedArtifact) -> str:
         return (
             f"{parsed.type} reader; located with {self.locator.name} over {len(parsed.passages)} passages "
-            f"({len(parsed.artifact.text)} chars, {parsed.lines.line_count} lines)"
+            f"({parsed.lines.line_count} lines)"
         )
 
     def _already_whole(
@@ -715,9 +714,3 @@ class ReadEngine:
             if not any(s < passage.end and passage.start < e for s, e in sent):
                 return page_start(parsed, sent, passage.start)
         return 0
-
-    @staticmethod
-    def _next_steps(action: str) -> list[str]:
-        if action == "collect":
-            return ["refine to get more candidates for unresolved slots", "verify a pointer before citing it"]
-        return ["refine for the next candidates or neighbours", "collect with slots to track coverage per slot"]

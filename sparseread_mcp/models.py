@@ -1,6 +1,8 @@
 """The public contract: arguments and results as pydantic models (structured MCP output).
 
 Field names here are what clients and our evaluations rely on; change them only with a changelog entry.
+What a tool answer carries on the wire (short names, fields left out when empty, default or repeated) is
+defined and documented in one place, `sparseread_mcp.wire`.
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ class _Model(BaseModel):
 class Slot(_Model):
     """One piece of evidence the agent needs, with the words it may appear under."""
 
-    id: str = Field(min_length=1, max_length=64, description="Short slot name, e.g. 'capex_2018'.")
-    question: str = Field(min_length=1, max_length=8000, description="What this slot must answer.")
+    id: str = Field(min_length=1, max_length=64, description="Short name, e.g. 'capex_2018'.")
+    question: str = Field(min_length=1, max_length=8000)
     aliases: list[str] = Field(default_factory=list, max_length=32, description="Other words for it.")
 
 
@@ -38,13 +40,13 @@ class Intent(_Model):
     goal: str | None = Field(None, max_length=8000, description="The question or claim, in words.")
     slots: list[Slot] | None = Field(None, max_length=16, description="Named pieces of evidence to collect.")
     needles: list[Needle] | None = Field(
-        None, max_length=32, description="Exact strings to find (case-insensitive); '/regex/' for patterns."
+        None, max_length=32, description="Exact strings to find (any case); '/regex/' for patterns."
     )
-    want: Want | None = Field(None, description="Answer shape: fact, list, count, table, verbatim or summary.")
-    coverage: CoverageMode | None = Field(None, description="selective (best passages) or exhaustive.")
-    need_full: bool | None = Field(None, description="True when the whole artifact is needed.")
+    want: Want | None = Field(None, description="Answer shape.")
+    coverage: CoverageMode | None = Field(None, description="selective: best passages.")
+    need_full: bool | None = Field(None, description="The whole file is needed.")
     query: str | None = Field(
-        None, max_length=4000, description="Tables only: one read-only SELECT over the table `data`."
+        None, max_length=4000, description="An exact operation: SQL SELECT over table `data`; $.arr[?f=v] on JSON."
     )
 
 
@@ -84,15 +86,20 @@ class SlotCoverage(_Model):
 
 
 class Exposure(_Model):
+    """The exposure ledger of an episode; on the wire a compact record (see `sparseread_mcp.wire`)."""
+
     payload_chars: int = Field(
-        description="Characters charged for this response: sparse items as serialized, or the full-view text."
+        serialization_alias="chars",
+        description="Characters charged for this response: sparse items as serialized, or the full-view text.",
     )
     payload_tokens: int
-    episode_chars: int = Field(description="E: sparse characters delivered in this episode so far.")
-    full_view_chars: int = Field(description="L: length of the faithful full view.")
-    full_view_tokens: int
+    episode_chars: int = Field(
+        serialization_alias="E", description="E: sparse characters delivered in this episode so far."
+    )
+    full_view_chars: int = Field(serialization_alias="L", description="L: length of the faithful full view.")
+    full_view_tokens: int = Field(serialization_alias="L_tokens")
     remaining_chars: int = Field(description="L - E: sparse characters left before the full view is cheaper.")
-    full_view_delivered_chars: int = 0
+    full_view_delivered_chars: int = Field(0, serialization_alias="full_chars")
 
 
 class Gate(_Model):
@@ -129,7 +136,7 @@ class OutlineItem(_Model):
     title: str
     anchor: str
     lines: tuple[int, int]
-    level: int
+    level: int = 1
     signature: str | None = None
 
 
@@ -137,8 +144,8 @@ class Preview(_Model):
     """A bounded Object Preview. For a native-fit artifact `content` is the whole text."""
 
     artifact: ArtifactInfo
-    full_view_chars: int
-    full_view_tokens: int
+    full_view_chars: int = Field(serialization_alias="L")
+    full_view_tokens: int = Field(serialization_alias="L_tokens")
     outline: list[OutlineItem]
     outline_complete: bool = True
     samples: list[EvidenceItem]
@@ -198,12 +205,12 @@ class EpisodeState(_Model):
     id: str
     artifact: ArtifactRef
     objective: str
-    full_view_chars: int
-    episode_chars: int
+    full_view_chars: int = Field(serialization_alias="L")
+    episode_chars: int = Field(serialization_alias="E")
     remaining_chars: int
-    full_view_delivered: bool
-    closed: bool
-    stale: bool
+    full_view_delivered: bool = False
+    closed: bool = False
+    stale: bool = False
 
 
 class ArtifactTrace(_Model):

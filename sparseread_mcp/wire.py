@@ -1,19 +1,158 @@
 """What goes on the wire: the one serialization every answer is sent and counted in, so a budget measured
-here is the budget the agent pays."""
+here is the budget the agent pays.
+
+An answer says only what carries information (protocol 2):
+
+- no `null`, empty or default-valued field: an absent list is empty, an absent flag is its default
+  (`generated`, `truncated`, `closed`, `stale` false; `outline_complete` true), an absent number is 0;
+- nothing twice: an item's `anchor` is the part of its `pointer` after `#`, and its `lines` (like an
+  outline entry's) are sent only where that anchor does not already say them (`L12-L18`); an outline
+  entry's `level` is sent when it is not 1; a list of pointers names each once; a slot's `pointers` leave
+  out the items of the same answer that name that slot and, in a one-slot answer whose every
+  `already_delivered` match the slot lists, those matches; `unresolved` is sent only where it is not
+  simply the slots whose coverage is not `found`; fingerprints are sent as their first 12 hex digits, as
+  pointers carry them;
+- no `view` when it is `snippets`; no gate `reason` for an ordinary sparse batch (`decision` says it);
+  `selection` only when the robust default answered (its configuration and measured `reliability`):
+  otherwise `scope` names the reader and the method, and the view the exposure form;
+- an evidence pack's `episode` is its `id`, with its `artifact` (path, type, fingerprint) only where its
+  items' pointers do not already name the file and its version; its `objective` is the agent's own goal,
+  not repeated (`sro_card` lists each episode's);
+- a Preview (the first answer about any file) states `protocol`: 2;
+- short names for the exposure ledger, a compact record: `{"chars", "E", "L", "L_tokens", "full_chars"}`
+  (this payload's charged characters, the episode's sparse characters so far, the full view's length in
+  characters and tokens, full-view characters delivered); what is left before the full view is `L - E`.
+  A Preview and a card episode name the full view's length `L` (and `L_tokens`) and a card episode its
+  sparse characters so far `E`, the same way.
+
+The text content and the structured copy of an answer are the same JSON: clients pass one or the other to
+the model (Claude Code, OpenCode and Codex the structured copy), so neither may carry more.
+"""
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 from pydantic import BaseModel
 
+from .models import CompactResult, EvidencePack, Preview
+
+#: The protocol these names and omissions define; stated in every Preview (`protocol`).
+PROTOCOL = 2
+#: Hex digits of a fingerprint on the wire: the prefix a `sha256:` pointer revision carries.
+FINGERPRINT_DIGITS = 12
+#: Anchors that state a line range; an item with one of them needs no separate `lines`.
+_LINE_ANCHOR = re.compile(r"L(\d+)(?:-L(\d+))?(?::C\d+-C\d+)?")
+#: The view an answer shows unless it says another.
+DEFAULT_VIEW = "snippets"
+#: The gate's reason for an ordinary sparse batch says no more than its decision and its items do.
+_ROUTINE_GATE = re.compile(r"sparse read: \d+ passage\(s\) within E <= L")
+#: Ledger fields the wire derives or drops: remaining = L - E; the payload's tokens are within `tokens`.
+_DERIVED_EXPOSURE = ("remaining_chars", "payload_tokens")
+
 
 def wire_json(model: BaseModel) -> str:
     """The compact JSON text of `model`, exactly as a tool answer carries it."""
-    return model.model_dump_json(exclude_none=True)
+    return json.dumps(wire_dict(model), ensure_ascii=False, separators=(",", ":"))
 
 
 def wire_dict(model: BaseModel) -> dict[str, Any]:
-    """`model` as the structured copy a tool answer carries beside its text (every field, as the output
-    schema declares it)."""
-    return model.model_dump(mode="json")
+    """`model` as the lean record a tool answer carries (its text is this, as JSON)."""
+    data = model.model_dump(mode="json", by_alias=True, exclude_none=True, exclude_defaults=True)
+    history = data.pop("messages", None) if isinstance(model, CompactResult) else None  # returned as given
+    lean: dict[str, Any] = _lean(data)
+    if isinstance(model, EvidencePack):
+        lean.setdefault("items", [])
+        _pack(lean)
+        if not lean["items"]:
+            del lean["items"]
+    if history is not None:
+        lean["messages"] = history
+    if isinstance(model, Preview):
+        lean = {"protocol": PROTOCOL, **lean}
+    return lean
+
+
+def _lean(value: Any) -> Any:
+    """`value` without empty members, with every evidence item and ledger in its short form."""
+    if isinstance(value, list):
+        if value and all(isinstance(v, str) and "@" in v and "#" in v for v in value):
+            return list(dict.fromkeys(value))  # a list of pointers names each once
+        return [_lean(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {k: lean for k, v in value.items() if not _empty(lean := _lean(v))}
+    if isinstance(out.get("pointer"), str) and "text" in out:
+        _item(out)
+    elif isinstance(out.get("anchor"), str) and "title" in out and _says_lines(out["anchor"], out.get("lines")):
+        del out["lines"]  # an outline entry whose anchor is its line range
+    if "fingerprint" in out and isinstance(out["fingerprint"], str):
+        out["fingerprint"] = out["fingerprint"][:FINGERPRINT_DIGITS]
+    if "E" in out and "L" in out:
+        for key in _DERIVED_EXPOSURE:
+            out.pop(key, None)
+    return out
+
+
+def _empty(value: Any) -> bool:
+    return value is None or (isinstance(value, list | dict | str) and not value)
+
+
+def _item(item: dict[str, Any]) -> None:
+    """An evidence item without what its pointer already says."""
+    anchor = item.get("anchor")
+    if isinstance(anchor, str) and item["pointer"].endswith("#" + anchor):
+        del item["anchor"]
+        if _says_lines(anchor, item.get("lines")):
+            del item["lines"]
+    score = item.get("score")
+    if isinstance(score, float):
+        if score:
+            item["score"] = round(score, 2)
+        else:
+            del item["score"]
+
+
+def _says_lines(anchor: str, lines: object) -> bool:
+    """Whether `anchor` states exactly the line range `lines` (`L12-L18` for [12, 18])."""
+    found = _LINE_ANCHOR.fullmatch(anchor)
+    return found is not None and lines == [int(found[1]), int(found[2] or found[1])]
+
+
+def _pack(pack: dict[str, Any]) -> None:
+    """An evidence pack without repeats: slot pointers its own items carry, `unresolved` when derivable,
+    the default view, routine reasons, what the pointers already say."""
+    items: list[dict[str, Any]] = pack["items"]
+    coverage = pack.get("coverage", [])
+    named = {i["pointer"]: i.get("slots", []) for i in items}
+    delivered = set(pack.get("already_delivered", []))
+    for entry in coverage:
+        listed = entry.get("pointers", [])
+        # Matches named instead of resent all support the one slot there is: said once, by that list.
+        implied = delivered if len(coverage) == 1 and delivered <= set(listed) else set()
+        rest = [p for p in listed if entry["slot"] not in named.get(p, []) and p not in implied]
+        if rest:
+            entry["pointers"] = rest
+        else:
+            entry.pop("pointers", None)
+    derived = [c["slot"] for c in coverage if c.get("status") != "found"]
+    if pack.get("unresolved", []) == derived:
+        pack.pop("unresolved", None)
+    if pack.get("view") == DEFAULT_VIEW:
+        del pack["view"]
+    gate = pack.get("gate")
+    if isinstance(gate, dict) and _ROUTINE_GATE.fullmatch(str(gate.get("reason", ""))):
+        del gate["reason"]
+    selection = pack.get("selection")
+    if isinstance(selection, dict) and "reliability" not in selection:
+        del pack["selection"]  # reader and method are in `scope`, the exposure form is the view
+    elif isinstance(selection, dict):
+        selection.pop("reason", None)
+    episode = pack["episode"]
+    episode.pop("objective", None)
+    artifact = episode.get("artifact", {})
+    prefix = f"{artifact.get('path')}@sha256:{artifact.get('fingerprint')}#"
+    if items and all(i["pointer"].startswith(prefix) for i in items):
+        del episode["artifact"]  # every pointer names the file and its version (its type is in `scope`)

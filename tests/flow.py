@@ -24,27 +24,32 @@ async def call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str
 HANDLES: dict[int, str] = {}
 
 
+def anchor_of(item: dict[str, Any]) -> str:
+    """An item's anchor: the part of its pointer after `#` (the wire does not repeat it)."""
+    return str(item["pointer"]).split("#", 1)[1]
+
+
 def check_items(pack: dict[str, Any], source: str) -> None:
-    for item in pack["items"]:
-        assert source_at(source, item["anchor"]) == item["text"], f"{item['anchor']} is not verbatim"
-        assert item["pointer"].endswith("#" + item["anchor"])
+    for item in pack.get("items", []):
+        assert "anchor" not in item
+        assert source_at(source, anchor_of(item)) == item["text"], f"{anchor_of(item)} is not verbatim"
 
 
 async def reading_flow(client: Client, path: str, source: str, question: str) -> None:
     tools = {t.name: t for t in (await client.list_tools()).tools}
     assert {"sro_preview", "sro_read", "sro_card"} <= set(tools)
-    assert all(t.output_schema for t in tools.values())
+    assert not any(t.output_schema for t in tools.values())  # answers are lean records, not schema-bound
 
     preview = await call(client, "sro_preview", {"path": path})
     assert preview["route"] == "sparse"
-    assert preview["full_view_chars"] == len(source)
+    assert preview["L"] == len(source)
     assert preview["outline"]
 
     focus = await call(client, "sro_read", {"target": path, "intent": {"goal": question}})
     assert focus["gate"]["decision"] == "sparse" and focus["items"]
     check_items(focus, source)
     episode = focus["episode"]["id"]
-    ledger = [focus["exposure"]["payload_chars"]]
+    ledger = [focus["exposure"]["chars"]]
 
     slots = [
         {"id": "answer", "question": question},
@@ -54,23 +59,25 @@ async def reading_flow(client: Client, path: str, source: str, question: str) ->
     check_items(collect, source)
     assert [c["slot"] for c in collect["coverage"]] == ["answer", "revenue"]
     assert all(c["status"] in {"found", "partial", "missing"} for c in collect["coverage"])
-    assert set(collect["unresolved"]) == {c["slot"] for c in collect["coverage"] if c["status"] != "found"}
+    # `unresolved` is left out where it is just the slots coverage does not call found.
+    unresolved = {c["slot"] for c in collect["coverage"] if c["status"] != "found"}
+    assert set(collect.get("unresolved", unresolved)) == unresolved
     assert collect["episode"]["id"] == episode  # the session goal fills the unsaid goal
-    ledger.append(collect["exposure"]["payload_chars"])
+    ledger.append(collect["exposure"]["chars"])
 
-    delivered = {i["anchor"] for p in (focus, collect) for i in p["items"]}
+    delivered = {anchor_of(i) for p in (focus, collect) for i in p.get("items", [])}
     for _ in range(3):
         refine = await call(client, "sro_read", {"target": path, "action": "refine"})
         check_items(refine, source)
-        fresh = {i["anchor"] for i in refine["items"]}
+        fresh = {anchor_of(i) for i in refine.get("items", [])}
         assert not fresh & delivered, "refine sent an item twice"
         delivered |= fresh
-        ledger.append(refine["exposure"]["payload_chars"])
+        ledger.append(refine["exposure"]["chars"])
 
     exposure = refine["exposure"]
-    assert exposure["episode_chars"] == sum(ledger)
-    assert exposure["remaining_chars"] == exposure["full_view_chars"] - exposure["episode_chars"]
-    assert exposure["episode_chars"] <= exposure["full_view_chars"]
+    assert exposure["E"] == sum(ledger)
+    assert "remaining_chars" not in exposure  # L - E, said once
+    assert exposure["E"] <= exposure["L"]
 
     pointer = focus["items"][0]["pointer"]
     verified = await call(client, "sro_read", {"target": pointer, "action": "verify"})
@@ -80,7 +87,7 @@ async def reading_flow(client: Client, path: str, source: str, question: str) ->
     assert claim["verification"]["status"] in {"supported", "contradicted", "unverified", "not_found"}
 
     card = await call(client, "sro_card", {})
-    assert any(e["id"] == episode and e["episode_chars"] == exposure["episode_chars"] for e in card["episodes"])
+    assert any(e["id"] == episode and e["E"] == exposure["E"] for e in card["episodes"])
 
     escape = await client.call_tool("sro_read", {"target": "../../etc/passwd", **_handle(client)})
     assert escape.is_error and "outside the readable roots" in escape.content[0].text  # type: ignore[union-attr]

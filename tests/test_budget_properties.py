@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
 from sparseread_mcp.errors import SparsereadError
+from sparseread_mcp.wire import wire_json
 
 _ROOT = Path(tempfile.mkdtemp(prefix="sparseread-budgets-"))
 (_ROOT / "manual.md").write_text(long_markdown(sections=30))
@@ -66,7 +67,7 @@ def test_no_response_exceeds_its_budget(
     try:
         preview = engine.preview(f"s{session}", target, budget_tokens=budget)
         assert preview.tokens <= budget
-        assert engine.counter.count(preview.model_dump_json(exclude_none=True)) <= budget
+        assert engine.counter.count(wire_json(preview)) <= budget
         request = ReadRequest(
             target=target + anchor,
             action=action,
@@ -78,5 +79,5 @@ def test_no_response_exceeds_its_budget(
     except SparsereadError:
         return  # a clear refusal (budget too small, anchor out of range, ...) is an allowed answer
     assert pack.tokens <= budget
-    assert engine.counter.count(pack.model_dump_json(exclude_none=True)) <= budget
+    assert engine.counter.count(wire_json(pack)) <= budget
     assert pack.tokenizer == engine.counter.name and pack.truncated is False

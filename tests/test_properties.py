@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings, Slot
 from sparseread_mcp.errors import AnchorError, BudgetTooSmall, IntentError
+from sparseread_mcp.wire import wire_json
 
 WORDS = ["alpha", "beta", "gamma", "delta", "ledger", "river", "42", "3.5%", "Zürich", "naïve", "—", "x"]
 _DIR = Path(tempfile.mkdtemp(prefix="sparseread-props-"))
@@ -93,7 +94,7 @@ def test_the_gate_and_protocol_invariants_hold(
         delivered[pack.episode.id] = total
         assert total <= 2 * len(text), "an episode delivered more than 2L"
         assert pack.tokens <= budget
-        assert engine.counter.count(pack.model_dump_json(exclude_none=True)) <= budget
+        assert engine.counter.count(wire_json(pack)) <= budget
         assert pack.truncated is False
         for item in pack.items:
             assert source_at(text, item.anchor) == item.text, "item text must be verbatim at its anchor"

@@ -79,9 +79,9 @@ def test_a_traceback_line_names_the_file_and_its_function(repo: Path, tmp_path: 
 def test_refine_continues_down_the_ranking_without_resending(repo: Path, tmp_path: Path) -> None:
     engine = _engine(repo, tmp_path / "cache")
     intent = Intent(goal="ccode(sinc(x)) prints the wrong C code")
-    first = engine.read("s", ReadRequest(target=".", intent=intent, budget_tokens=900))
+    first = engine.read("s", ReadRequest(target=".", intent=intent, budget_tokens=600))
     assert first.cursor is not None and first.result is not None
-    second = engine.read("s", ReadRequest(target=".", cursor=first.cursor, budget_tokens=900))
+    second = engine.read("s", ReadRequest(target=".", cursor=first.cursor, budget_tokens=600))
     assert second.items and second.result is None  # the ranking table is not sent again
     assert not {i.pointer for i in first.items} & {i.pointer for i in second.items}
 

@@ -88,7 +88,7 @@ def test_budget_300_answers_every_action_with_the_default_tokenizer(tmp_path: Pa
 
 def test_no_passage_fits_answers_with_pointers_and_charges_nothing(tmp_path: Path) -> None:
     _tree(tmp_path)
-    engine = ReadEngine(Settings(roots=(tmp_path,)))
+    engine = ReadEngine(Settings(roots=(tmp_path,), passage_chars=2_400))  # passages larger than 300 tokens
     goal = Intent(goal="turbine harbor")
     roomy = engine.read("a", ReadRequest(target="manual.md", intent=goal, budget_tokens=8_000))
     assert roomy.items and roomy.view == "snippets"
@@ -196,7 +196,7 @@ def test_the_ladder_sheds_hints_then_echoes_and_never_items(tmp_path: Path) -> N
     _tree(tmp_path)
     engine = ReadEngine(Settings(roots=(tmp_path,)))
     pack = engine.read("s", ReadRequest(target="manual.md", intent=Intent(goal="turbine harbor"), budget_tokens=8_000))
-    assert pack.items and len(pack.next) >= 2
+    assert pack.items and pack.next  # the lean wire sends few hints: at least one to shed
     one_less = fit_pack(pack, pack.tokens - 1, engine.counter)
     assert one_less.items == pack.items and one_less.next == pack.next[:-1]  # the last hint goes first
     assert one_less.scope == pack.scope and one_less.gate == pack.gate  # echoes only once hints are gone

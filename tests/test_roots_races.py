@@ -249,7 +249,9 @@ def test_through_the_mcp_client_no_answer_carries_outside_text_during_a_race(lay
                 # The session already holds this small file whole: it names the matches; its version is
                 # the inside bytes, from whichever cache served it.
                 inside = hashlib.sha256((INSIDE * 4).encode()).hexdigest()
-                assert after.structured_content["episode"]["artifact"]["fingerprint"] == inside
+                assert (
+                    after.structured_content["episode"]["artifact"]["fingerprint"] == inside[:12]
+                )  # pointers carry 12
                 texts.append(str(after.structured_content))
 
     thread = threading.Thread(target=swapper, daemon=True)

@@ -93,11 +93,11 @@ async def test_the_card_says_what_this_session_saved(tmp_path: Path) -> None:
         plain = await client.call_tool("sro_card", {})
         traced = await client.call_tool("sro_card", {"trace": True})
     assert read.structured_content is not None and plain.structured_content is not None
-    assert plain.structured_content["trace"] is None  # off unless asked: the card stays small
+    assert "trace" not in plain.structured_content  # off unless asked: the card stays small
     trace = traced.structured_content["trace"]  # type: ignore[index]
     [manual] = trace["artifacts"]
     assert manual["exposure_tokens"] == read.structured_content["tokens"]
-    assert manual["full_view_tokens"] == read.structured_content["exposure"]["full_view_tokens"]
+    assert manual["full_view_tokens"] == read.structured_content["exposure"]["L_tokens"]
     # The earlier card is overhead: it counts against the saving, with no artifact to its name.
     assert trace["overhead_tokens"] == plain.structured_content["tokens"]
     assert trace["saved_tokens"] == manual["full_view_tokens"] - manual["exposure_tokens"] - trace["overhead_tokens"]
@@ -116,7 +116,8 @@ def test_trace_reads_a_past_servers_store(tmp_path: Path) -> None:
     assert trace["artifacts"][0]["full_view_tokens"] == pack["exposure"]["full_view_tokens"]
 
     human = cli("trace", "--store", "s.db", cwd=tmp_path)
-    assert "manual.md" in human.stdout and "█" in human.stdout and "saved" in human.stdout
+    assert "manual.md" in human.stdout and "saved" in human.stdout
+    assert any(cell in human.stdout for cell in "▏▎▍▌▋▊▉█")  # the bar: a small exposure is a part cell
 
     missing = cli("trace", cwd=tmp_path)
     assert missing.returncode == 2 and "pass --store FILE" in missing.stderr and "trace=true" in missing.stderr

@@ -1,0 +1,281 @@
+"""The wire says only what carries information (issue #17): no answer of any tool carries a null, empty or
+default-valued field, nothing is said twice, the text and the structured copy are the same record, and the
+tool schemas that sit in every prompt stay within 1,200 tokens."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import FIXTURES
+from docs import long_markdown
+from mcp import Client
+from mcp.types import CallToolResult, TextContent
+
+from sparseread_mcp import Settings
+from sparseread_mcp.models import EpisodeRef, EvidenceItem, EvidencePack, Exposure, Gate, SlotCoverage
+from sparseread_mcp.server import create_server
+from sparseread_mcp.tokens import TokenCounter
+from sparseread_mcp.wire import PROTOCOL, wire_dict, wire_json
+
+pytestmark = pytest.mark.anyio
+
+#: Tool names, descriptions and input schemas together: what every prompt pays for the server.
+SCHEMA_TOKENS = 1_200
+#: Flags whose default the wire leaves out: an answer never states them at that value.
+DEFAULT_FLAGS = {"generated": False, "truncated": False, "closed": False, "stale": False, "outline_complete": True}
+
+
+def empties(value: object, path: str = "$") -> list[str]:
+    """Where `value` holds a null, an empty string, list or object, or a flag at its default."""
+    found: list[str] = []
+    if isinstance(value, dict):
+        if not value:
+            found.append(path)
+        for key, sub in value.items():
+            if DEFAULT_FLAGS.get(key, object()) == sub and isinstance(sub, bool):
+                found.append(f"{path}.{key}={sub}")
+            found += empties(sub, f"{path}.{key}")
+    elif isinstance(value, list):
+        if not value:
+            found.append(path)
+        for n, sub in enumerate(value):
+            found += empties(sub, f"{path}[{n}]")
+    elif value is None or value == "":
+        found.append(path)
+    return found
+
+
+def record(result: CallToolResult) -> dict[str, Any]:
+    """The answer's record, checked to be the same as text and as structured copy."""
+    assert not result.is_error, result.content
+    [block] = result.content
+    assert isinstance(block, TextContent)
+    body: dict[str, Any] = json.loads(block.text)
+    assert body == result.structured_content  # whichever a client gives its model, it is the same record
+    return body
+
+
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "files"
+    (root / "sub").mkdir(parents=True)
+    (root / "manual.md").write_text(long_markdown())
+    (root / "contract.md").write_text((FIXTURES / "contract.md").read_text())
+    (root / "sub" / "rates.csv").write_text("region,rate\n" + "north,3.5\nsouth,4.25\n" * 40)
+    (root / "sub" / "notes.txt").write_text("a small note about glaciers\n")
+    return root
+
+
+async def every_answer(client: Client) -> list[tuple[str, CallToolResult]]:
+    """One answer of every tool and every action, in the shapes an agent meets."""
+    calls: list[tuple[str, str, dict[str, Any]]] = [
+        ("preview sparse", "sro_preview", {"path": "manual.md", "intent": {"goal": "glacier survey"}}),
+        ("preview native", "sro_preview", {"path": "contract.md"}),
+        ("preview folder", "sro_preview", {"path": "."}),
+        ("scout", "sro_read", {"target": "manual.md", "action": "scout"}),
+        ("focus", "sro_read", {"target": "manual.md", "intent": {"goal": "glacier survey"}}),
+        (
+            "collect",
+            "sro_read",
+            {
+                "target": "manual.md",
+                "action": "collect",
+                "intent": {"slots": [{"id": "a", "question": "glacier"}, {"id": "b", "question": "zzz absent qqq"}]},
+            },
+        ),
+        ("refine", "sro_read", {"target": "manual.md", "action": "refine"}),
+        (
+            "verify claim",
+            "sro_read",
+            {"target": "manual.md", "action": "verify", "intent": {"goal": "Unique marker SEC3-P1-MARK"}},
+        ),
+        ("no items", "sro_read", {"target": "manual.md", "intent": {"needles": ["qqzx-absent-7319"]}}),
+        ("lines", "sro_read", {"target": "manual.md#L10-L14"}),
+        ("outline", "sro_read", {"target": "manual.md", "view": "outline"}),
+        ("full", "sro_read", {"target": "manual.md", "view": "full", "budget_tokens": 2000}),
+        ("small file", "sro_read", {"target": "sub/notes.txt", "intent": {"goal": "glaciers"}}),
+        (
+            "table query",
+            "sro_read",
+            {"target": "sub/rates.csv", "intent": {"query": "SELECT region, sum(rate) FROM data GROUP BY region"}},
+        ),
+        ("folder", "sro_read", {"target": ".", "intent": {"goal": "glacier"}}),
+        ("card", "sro_card", {}),
+        ("card trace", "sro_card", {"trace": True}),
+    ]
+    answers = []
+    focus_pointer = None
+    for label, tool, args in calls:
+        result = await client.call_tool(tool, args)
+        answers.append((label, result))
+        if label == "focus":
+            focus_pointer = record(result)["items"][0]["pointer"]
+    assert focus_pointer is not None
+    answers.append(
+        ("verify pointer", await client.call_tool("sro_read", {"target": focus_pointer, "action": "verify"}))
+    )
+    history = [{"role": "user", "content": "read the manual"}, {"role": "assistant", "content": ""}]
+    answers.append(("compact", await client.call_tool("sro_compact", {"messages": history})))
+    return answers
+
+
+async def test_no_answer_of_any_tool_carries_a_null_or_empty_field(tmp_path: Path) -> None:
+    settings = Settings(roots=(project(tmp_path),))
+    counter = TokenCounter(settings.tokenizer)
+    async with Client(create_server(settings)) as client:
+        answers = await every_answer(client)
+    for label, result in answers:
+        body = record(result)
+        if label == "compact":
+            body.pop("messages")  # the history comes back as given, empty strings and all
+        assert not empties(body), f"{label}: {empties(body)}"
+        if "tokens" in body:  # what an answer says it costs is what its text costs
+            text = result.content[0].text  # type: ignore[union-attr]
+            assert body["tokens"] == counter.count(text), label
+
+
+async def test_an_item_says_its_anchor_and_lines_once_in_its_pointer(tmp_path: Path) -> None:
+    settings = Settings(roots=(project(tmp_path),))
+    async with Client(create_server(settings)) as client:
+        preview = record(await client.call_tool("sro_preview", {"path": "manual.md", "intent": {"goal": "glacier"}}))
+        focus = record(await client.call_tool("sro_read", {"target": "manual.md", "intent": {"goal": "glacier"}}))
+    async with Client(create_server(settings)) as client:  # a new session: no goal to fill in
+        nothing = record(await client.call_tool("sro_read", {"target": "manual.md", "intent": {"needles": ["qq-zz"]}}))
+    assert "items" not in nothing and len(nothing["episode"]["artifact"]["fingerprint"]) == 12
+    assert preview["protocol"] == PROTOCOL and preview["L"] == len(long_markdown())
+    assert focus["items"]
+    for item in focus["items"]:
+        assert "anchor" not in item and "#L" in item["pointer"]
+        assert "lines" not in item  # a line anchor says them
+    # The slot's pointers are this answer's items, which name the slot themselves.
+    assert [c["slot"] for c in focus["coverage"]] == ["goal"] and "pointers" not in focus["coverage"][0]
+    assert all(item["slots"] == ["goal"] for item in focus["items"])
+    assert set(focus["episode"]) == {"id"}  # the pointers name the file and its version; the goal is ours
+    # `scope` names reader and method: a selection is said only for the robust default, with its reliability.
+    assert set(focus.get("selection", {"reliability": 1})) <= {"configuration", "reliability"}
+    exposure = focus["exposure"]
+    assert set(exposure) == {"chars", "E", "L", "L_tokens"} and exposure["E"] == exposure["chars"]
+
+
+def test_the_wire_keeps_what_differs_from_the_default_and_drops_what_repeats() -> None:
+    pointer = "a.md@sha256:0123456789ab#L3-L4"
+    earlier = "a.md@sha256:0123456789ab#L20"
+    pack = EvidencePack(
+        episode=EpisodeRef.model_validate(
+            {"id": "ep1", "artifact": {"path": "a.md", "type": "markdown", "fingerprint": "f" * 64}, "objective": "x"}
+        ),
+        action="collect",
+        view="snippets",
+        items=[
+            EvidenceItem(
+                pointer=pointer, anchor="L3-L4", lines=(3, 4), page=None, text="t", score=0.12345, slots=["a"]
+            ),
+            EvidenceItem(
+                pointer="a.md@sha256:0123456789ab#p2",
+                anchor="p2",
+                lines=(9, 12),
+                page=2,
+                text="u",
+                score=0.0,
+                slots=["b"],
+            ),
+        ],
+        coverage=[
+            SlotCoverage(
+                slot="a",
+                status="found",
+                pointers=[pointer, "a.md@sha256:0123456789ab#L1", "a.md@sha256:0123456789ab#p2"],
+            ),
+            SlotCoverage(slot="b", status="partial", pointers=["a.md@sha256:0123456789ab#p2", *[earlier] * 2]),
+        ],
+        unresolved=["b"],
+        scope="s",
+        exposure=Exposure(
+            payload_chars=5,
+            payload_tokens=2,
+            episode_chars=9,
+            full_view_chars=90,
+            full_view_tokens=20,
+            remaining_chars=81,
+        ),
+        gate=Gate(decision="fallback", reason="the batch would pass L"),
+        truncated=False,
+        tokens=50,
+    )
+    wire = wire_dict(pack)
+    assert json.loads(wire_json(pack)) == wire
+    first, second = wire["items"]
+    assert first == {"pointer": pointer, "text": "t", "score": 0.12, "slots": ["a"]}
+    assert second == {
+        "pointer": "a.md@sha256:0123456789ab#p2",
+        "lines": [9, 12],
+        "page": 2,
+        "text": "u",
+        "slots": ["b"],
+    }  # a page anchor does not say the lines; a zero score is left out
+    assert wire["coverage"] == [
+        # an earlier item, and one here that does not name this slot
+        {"slot": "a", "status": "found", "pointers": ["a.md@sha256:0123456789ab#L1", "a.md@sha256:0123456789ab#p2"]},
+        {"slot": "b", "status": "partial", "pointers": [earlier]},  # named once
+    ]
+    assert "unresolved" not in wire  # the slots not found, as coverage says
+    assert wire["gate"] == {"decision": "fallback", "reason": "the batch would pass L"}  # not routine: kept
+    assert wire["exposure"] == {"chars": 5, "E": 9, "L": 90, "L_tokens": 20}
+    assert "view" not in wire and "truncated" not in wire and "generated" not in wire
+    odd = pack.model_copy(update={"unresolved": ["a", "b"]})  # not derivable: said
+    assert wire_dict(odd)["unresolved"] == ["a", "b"]
+
+
+async def test_tool_schemas_stay_within_their_token_budget(tmp_path: Path) -> None:
+    async with Client(create_server(Settings(roots=(tmp_path,)))) as client:
+        tools = (await client.list_tools()).tools
+    shown = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
+    listed = [{k: t[k] for k in ("name", "description", "inputSchema")} for t in shown]
+    tokens = TokenCounter("o200k_base").count(json.dumps(listed, separators=(",", ":")))
+    assert tokens <= SCHEMA_TOKENS, f"tool names, descriptions and input schemas take {tokens} tokens"
+    assert '"title"' not in json.dumps(listed)  # generated titles repeat the property names
+    assert all(t.input_schema.get("additionalProperties") is False for t in tools)
+    assert all(t.output_schema is None for t in tools)  # no client shows one to its model
+    for tool in tools:
+        assert tool.description and tool.description.count(". ") <= 2, tool.name  # a sentence or two
+
+
+async def test_preview_validates_its_intent_like_read_does(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text(long_markdown())
+    async with Client(create_server(Settings(roots=(tmp_path,)))) as client:
+        bad = await client.call_tool("sro_preview", {"path": "a.md", "intent": {"goals": "x"}})
+        wrong = await client.call_tool("sro_read", {"target": "a.md", "budget": 900})
+    assert bad.is_error and "goals" in bad.content[0].text  # type: ignore[union-attr]
+    assert wrong.is_error and "did you mean budget_tokens" in wrong.content[0].text  # type: ignore[union-attr]
+
+
+def test_a_one_slot_answer_names_a_match_it_does_not_resend_once() -> None:
+    sent = "a.md@sha256:0123456789ab#L1-L7"
+    pack = EvidencePack(
+        episode=EpisodeRef.model_validate(
+            {"id": "ep1", "artifact": {"path": "a.md", "type": "markdown", "fingerprint": "0" * 64}, "objective": "x"}
+        ),
+        action="focus",
+        view="snippets",
+        items=[],
+        coverage=[SlotCoverage(slot="goal", status="partial", pointers=[sent])],
+        unresolved=["goal"],
+        scope="s",
+        exposure=Exposure(
+            payload_chars=0,
+            payload_tokens=0,
+            episode_chars=0,
+            full_view_chars=90,
+            full_view_tokens=20,
+            remaining_chars=90,
+        ),
+        gate=Gate(decision="native_fit", reason="already received"),
+        already_delivered=[sent],
+    )
+    wire = wire_dict(pack)
+    assert wire["already_delivered"] == [sent] and wire["coverage"] == [{"slot": "goal", "status": "partial"}]
+    assert wire["episode"]["artifact"]["path"] == "a.md"  # no item names the file: the episode does
+    two = pack.model_copy(update={"coverage": [*pack.coverage, SlotCoverage(slot="b", status="missing")]})
+    assert wire_dict(two)["coverage"][0]["pointers"] == [sent]  # two slots: which one it supports is said

@@ -8,7 +8,8 @@ An answer says only what carries information (protocol 2):
 - nothing twice: an item's `anchor` is the part of its `pointer` after `#`, and its `lines` (like an
   outline entry's) are sent only where that anchor does not already say them (`L12-L18`); an outline
   entry's `level` is sent when it is not 1; a list of pointers names each once; a slot's `pointers` leave
-  out the items of the same answer that name that slot and, in a one-slot answer whose every
+  out the items of the same answer that name that slot (in a one-slot answer, every item) and, in a
+  one-slot answer whose every
   `already_delivered` match the slot lists, those matches; `unresolved` is sent only where it is not
   simply the slots whose coverage is not `found`; fingerprints are sent as their first 12 hex digits, as
   pointers carry them;
@@ -133,6 +134,8 @@ def _pack(pack: dict[str, Any]) -> None:
         # Matches named instead of resent all support the one slot there is: said once, by that list.
         implied = delivered if len(coverage) == 1 and delivered <= set(listed) else set()
         rest = [p for p in listed if entry["slot"] not in named.get(p, []) and p not in implied]
+        if len(coverage) == 1:  # one slot: every item of this answer is about it; its pointer is said once
+            rest = [p for p in rest if p not in named]
         if rest:
             entry["pointers"] = rest
         else:

@@ -279,3 +279,29 @@ def test_a_one_slot_answer_names_a_match_it_does_not_resend_once() -> None:
     assert wire["episode"]["artifact"]["path"] == "a.md"  # no item names the file: the episode does
     two = pack.model_copy(update={"coverage": [*pack.coverage, SlotCoverage(slot="b", status="missing")]})
     assert wire_dict(two)["coverage"][0]["pointers"] == [sent]  # two slots: which one it supports is said
+
+
+def test_a_one_slot_answer_does_not_list_its_own_items_again_under_the_slot() -> None:
+    here, earlier = "a.md@sha256:0123456789ab#L3-L4", "a.md@sha256:0123456789ab#L20"
+    pack = EvidencePack(
+        episode=EpisodeRef.model_validate(
+            {"id": "ep1", "artifact": {"path": "a.md", "type": "markdown", "fingerprint": "0" * 64}, "objective": "x"}
+        ),
+        action="focus",
+        view="snippets",
+        items=[EvidenceItem(pointer=here, anchor="L3-L4", lines=(3, 4), page=None, text="t", score=0.5, slots=[])],
+        coverage=[SlotCoverage(slot="goal", status="partial", pointers=[here, earlier])],
+        unresolved=["goal"],
+        scope="s",
+        exposure=Exposure(
+            payload_chars=1,
+            payload_tokens=1,
+            episode_chars=1,
+            full_view_chars=90,
+            full_view_tokens=20,
+            remaining_chars=89,
+        ),
+        gate=Gate(decision="sparse", reason="x"),
+    )
+    # The item is here, in the answer about the one slot there is; an earlier pointer is still named.
+    assert wire_dict(pack)["coverage"] == [{"slot": "goal", "status": "partial", "pointers": [earlier]}]

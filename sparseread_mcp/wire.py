@@ -17,9 +17,10 @@ An answer says only what carries information (protocol 2):
   `selection` only when the robust default answered (its configuration and measured `reliability`):
   otherwise `scope` names the reader and the method, and the view the exposure form;
 - an evidence pack's `episode` is its `id`, with its `artifact` (path, type, fingerprint) only where its
-  items' pointers do not already name the file and its version; its `objective` is the agent's own goal,
-  not repeated (`sro_card` lists each episode's);
-- a Preview (the first answer about any file) states `protocol`: 2;
+  items' pointers (with no items, its `already_delivered` ones) do not already name the file and version;
+  its `objective` is the agent's own goal, not repeated (`sro_card` lists each episode's);
+- a Preview (the first answer about any file) states `protocol`: 2; one whose route is `native` has no
+  `reason` (its `content` is the whole file, `L_tokens` its size);
 - short names for the exposure ledger, a compact record: `{"chars", "E", "L", "L_tokens", "full_chars"}`
   (this payload's charged characters, the episode's sparse characters so far, the full view's length in
   characters and tokens, full-view characters delivered); what is left before the full view is `L - E`.
@@ -72,6 +73,8 @@ def wire_dict(model: BaseModel) -> dict[str, Any]:
     if history is not None:
         lean["messages"] = history
     if isinstance(model, Preview):
+        if lean.get("route") == "native":
+            lean.pop("reason", None)  # "small artifact": `content` is the whole file, L_tokens its size
         lean = {"protocol": PROTOCOL, **lean}
     return lean
 
@@ -157,5 +160,6 @@ def _pack(pack: dict[str, Any]) -> None:
     episode.pop("objective", None)
     artifact = episode.get("artifact", {})
     prefix = f"{artifact.get('path')}@sha256:{artifact.get('fingerprint')}#"
-    if items and all(i["pointer"].startswith(prefix) for i in items):
+    named_here = [i["pointer"] for i in items] or pack.get("already_delivered", [])
+    if named_here and all(p.startswith(prefix) for p in named_here):
         del episode["artifact"]  # every pointer names the file and its version (its type is in `scope`)

@@ -16,7 +16,7 @@ from sparseread_mcp.config import MIN_BUDGET_TOKENS
 from sparseread_mcp.gate.respond import fit_card, fit_pack, handle_reserve, shrink_pack
 from sparseread_mcp.protocol.card import build_card
 from sparseread_mcp.server import _with_handle, create_server
-from sparseread_mcp.wire import wire_json
+from sparseread_mcp.wire import wire_dict, wire_json
 
 ACTIONS = ("scout", "focus", "collect", "refine", "verify")
 _SENTENCE = "The kiln fires at 1200 degrees on Tuesdays, and the glaze room closes at noon on Fridays for cleaning."
@@ -187,6 +187,8 @@ def test_a_follow_up_on_a_file_held_whole_has_a_minimal_frame(tmp_path: Path) ->
     assert verify.verification is not None and verify.verification.status == "supported"
     assert verify.items == [] and verify.already_delivered  # named, not resent
     assert verify.next == [] and all(c.pointers == [] for c in verify.coverage)  # nothing said twice
+    wire = wire_dict(verify)  # nor what the pointers and the decision already say
+    assert "scope" not in wire and "artifact" not in wire["episode"] and len(wire["gate"]["reason"]) < 40
     assert len(verify.episode.objective) <= 80 and verify.episode.objective.endswith("...")
     fresh = engine.read("t", ReadRequest(target="small.md", action="verify", intent=Intent(goal=claim)))
     assert fresh.items and fresh.tokens > verify.tokens  # a session without the file gets its text

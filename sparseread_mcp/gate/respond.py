@@ -46,6 +46,8 @@ SLACK_TOKENS = 16
 PAGE_MARGIN_TOKENS = 80
 #: A page smaller than this many tokens of text is no page: the full view degrades to the outline.
 MIN_PAGE_TOKENS = 32
+#: The gate's reason on a follow-up about a file the agent already holds whole.
+HELD_WHOLE = "already sent whole: cite its pointers"
 #: A frame allowance for a full view delivered whole: below budget minus this, it is one page.
 WHOLE_FRAME_TOKENS = 1_000
 #: Kept free when a preview's outline is sized from its entries' counts before it is measured.
@@ -133,7 +135,9 @@ def minimal_frame(pack: EvidencePack, counter: TokenCounter) -> EvidencePack:
     """The frame of an answer about a file the agent already holds whole (a small file sent natively): no
     hints, echoes clipped, coverage without the pointers that `already_delivered` names; its verdict,
     pointers and ledger stay. Such a follow-up costs a verdict and pointers, not a second frame's worth."""
-    pack = _clip_echoes(pack.model_copy(update={"next": []}), 0, counter)
+    # The reader and method (`scope`) located nothing new; the decision and `already_delivered` say why.
+    held = pack.gate.model_copy(update={"reason": HELD_WHOLE})
+    pack = _clip_echoes(pack.model_copy(update={"next": [], "scope": "", "gate": held}), 0, counter)
     return _coverage_without_pointers(pack, 0, counter)
 
 

@@ -13,7 +13,9 @@ An answer says only what carries information (protocol 2):
   `already_delivered` match the slot lists, those matches; `unresolved` is sent only where it is not
   simply the slots whose coverage is not `found`; fingerprints are sent as their first 12 hex digits, as
   pointers carry them;
-- no `view` when it is `snippets`; no gate `reason` for an ordinary sparse batch (`decision` says it);
+- no `view` when it is `snippets`, no `action` when it is `focus`; no gate `reason` and no `scope` for an
+  ordinary sparse batch (`decision` says it); no item `score` where the items come best first (their
+  order says it);
   `selection` only when the robust default answered (its configuration and measured `reliability`):
   otherwise `scope` names the reader and the method, and the view the exposure form;
 - an evidence pack's `episode` is its `id`, with its `artifact` (path, type, fingerprint) only where its
@@ -49,6 +51,8 @@ FINGERPRINT_DIGITS = 12
 _LINE_ANCHOR = re.compile(r"L(\d+)(?:-L(\d+))?(?::C\d+-C\d+)?")
 #: The view an answer shows unless it says another.
 DEFAULT_VIEW = "snippets"
+#: The action an answer is about unless it says another (the agent's own request, not echoed).
+DEFAULT_ACTION = "focus"
 #: The gate's reason for an ordinary sparse batch says no more than its decision and its items do.
 _ROUTINE_GATE = re.compile(r"sparse read: \d+ passage\(s\) within E <= L")
 #: Ledger fields the wire derives or drops: remaining = L - E; the payload's tokens are within `tokens`.
@@ -156,6 +160,15 @@ def _pack(pack: dict[str, Any]) -> None:
         del pack["selection"]  # reader and method are in `scope`, the exposure form is the view
     elif isinstance(selection, dict):
         selection.pop("reason", None)
+    ordinary = isinstance(gate, dict) and gate.get("decision") == "sparse" and "reason" not in gate
+    if ordinary and items and "selection" not in pack:
+        pack.pop("scope", None)  # an ordinary batch: which reader and method found it changes nothing
+    if pack.get("action") == DEFAULT_ACTION:
+        del pack["action"]
+    scores = [i.get("score", 0.0) for i in items]
+    if scores == sorted(scores, reverse=True):  # best first: the order says what the scores would
+        for item in items:
+            item.pop("score", None)
     episode = pack["episode"]
     episode.pop("objective", None)
     artifact = episode.get("artifact", {})

@@ -207,14 +207,16 @@ def test_the_wire_keeps_what_differs_from_the_default_and_drops_what_repeats() -
     wire = wire_dict(pack)
     assert json.loads(wire_json(pack)) == wire
     first, second = wire["items"]
-    assert first == {"pointer": pointer, "text": "t", "score": 0.12, "slots": ["a"]}
+    assert first == {"pointer": pointer, "text": "t", "slots": ["a"]}  # best first: no scores
     assert second == {
         "pointer": "a.md@sha256:0123456789ab#p2",
         "lines": [9, 12],
         "page": 2,
         "text": "u",
         "slots": ["b"],
-    }  # a page anchor does not say the lines; a zero score is left out
+    }  # a page anchor does not say the lines
+    unordered = pack.model_copy(update={"items": pack.items[::-1]})
+    assert [i.get("score") for i in wire_dict(unordered)["items"]] == [None, 0.12]  # said: a zero score is not
     assert wire["coverage"] == [
         # an earlier item, and one here that does not name this slot
         {"slot": "a", "status": "found", "pointers": ["a.md@sha256:0123456789ab#L1", "a.md@sha256:0123456789ab#p2"]},

@@ -25,9 +25,11 @@ An answer says only what carries information (protocol 2):
   `reason` (its `content` is the whole file, `L_tokens` its size);
 - short names for the exposure ledger, a compact record: `{"chars", "E", "L", "L_tokens", "full_chars"}`
   (this payload's charged characters, the episode's sparse characters so far, the full view's length in
-  characters and tokens, full-view characters delivered); what is left before the full view is `L - E`.
-  A Preview and a card episode name the full view's length `L` (and `L_tokens`) and a card episode its
-  sparse characters so far `E`, the same way.
+  characters and tokens, full-view characters delivered; a count left out is 0); what is left before the
+  full view is `L - E`. A Preview and a card episode name the full view's length `L` (and `L_tokens`) and
+  a card episode its sparse characters so far `E`, the same way;
+- a verify answer about one claim: its `verification` (status, reason, pointer) without the claim's
+  `coverage`, and `already_delivered` without the verdict's own pointer.
 
 The text content and the structured copy of an answer are the same JSON: clients pass one or the other to
 the model (Claude Code, OpenCode and Codex the structured copy), so neither may carry more.
@@ -57,6 +59,8 @@ DEFAULT_ACTION = "focus"
 _ROUTINE_GATE = re.compile(r"sparse read: \d+ passage\(s\) within E <= L")
 #: Ledger fields the wire derives or drops: remaining = L - E; the payload's tokens are within `tokens`.
 _DERIVED_EXPOSURE = ("remaining_chars", "payload_tokens")
+#: Ledger counts left out when nothing was charged: an absent count is 0.
+_ZERO_BY_DEFAULT = ("chars", "E", "full_chars")
 
 
 def wire_json(model: BaseModel) -> str:
@@ -101,6 +105,9 @@ def _lean(value: Any) -> Any:
     if "E" in out and "L" in out:
         for key in _DERIVED_EXPOSURE:
             out.pop(key, None)
+        for key in _ZERO_BY_DEFAULT:
+            if out.get(key) == 0:
+                del out[key]
     return out
 
 
@@ -147,6 +154,16 @@ def _pack(pack: dict[str, Any]) -> None:
             entry["pointers"] = rest
         else:
             entry.pop("pointers", None)
+    verdict = pack.get("verification")
+    if isinstance(verdict, dict) and len(coverage) == 1:
+        # A verdict about the one claim there is says more than its coverage, and names its own pointer.
+        pack.pop("coverage", None)
+        coverage = []
+        rest_delivered = [p for p in pack.get("already_delivered", []) if p != verdict.get("pointer")]
+        if rest_delivered:
+            pack["already_delivered"] = rest_delivered
+        else:
+            pack.pop("already_delivered", None)
     derived = [c["slot"] for c in coverage if c.get("status") != "found"]
     if pack.get("unresolved", []) == derived:
         pack.pop("unresolved", None)
@@ -173,6 +190,7 @@ def _pack(pack: dict[str, Any]) -> None:
     episode.pop("objective", None)
     artifact = episode.get("artifact", {})
     prefix = f"{artifact.get('path')}@sha256:{artifact.get('fingerprint')}#"
-    named_here = [i["pointer"] for i in items] or pack.get("already_delivered", [])
+    verdict_pointer = [verdict["pointer"]] if isinstance(verdict, dict) and "pointer" in verdict else []
+    named_here = [i["pointer"] for i in items] or [*pack.get("already_delivered", []), *verdict_pointer]
     if named_here and all(p.startswith(prefix) for p in named_here):
         del episode["artifact"]  # every pointer names the file and its version (its type is in `scope`)

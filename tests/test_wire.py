@@ -15,7 +15,15 @@ from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
 from sparseread_mcp import Settings
-from sparseread_mcp.models import EpisodeRef, EvidenceItem, EvidencePack, Exposure, Gate, SlotCoverage
+from sparseread_mcp.models import (
+    EpisodeRef,
+    EvidenceItem,
+    EvidencePack,
+    Exposure,
+    Gate,
+    SlotCoverage,
+    Verification,
+)
 from sparseread_mcp.server import create_server
 from sparseread_mcp.tokens import TokenCounter
 from sparseread_mcp.wire import PROTOCOL, wire_dict, wire_json
@@ -307,3 +315,34 @@ def test_a_one_slot_answer_does_not_list_its_own_items_again_under_the_slot() ->
     )
     # The item is here, in the answer about the one slot there is; an earlier pointer is still named.
     assert wire_dict(pack)["coverage"] == [{"slot": "goal", "status": "partial", "pointers": [earlier]}]
+
+
+def test_a_verdict_on_a_file_held_whole_says_its_pointer_once_and_no_zero_counts() -> None:
+    where, other = "a.md@sha256:0123456789ab#L18", "a.md@sha256:0123456789ab#L20"
+    pack = EvidencePack(
+        episode=EpisodeRef.model_validate(
+            {"id": "ep1", "artifact": {"path": "a.md", "type": "markdown", "fingerprint": "0" * 64}, "objective": "x"}
+        ),
+        action="verify",
+        view="snippets",
+        items=[],
+        unresolved=[],
+        verification=Verification(status="supported", reason="r", pointer=where),
+        coverage=[SlotCoverage(slot="goal", status="found", pointers=[where])],
+        scope="s",
+        exposure=Exposure(
+            payload_chars=0,
+            payload_tokens=0,
+            episode_chars=0,
+            full_view_chars=90,
+            full_view_tokens=20,
+            remaining_chars=90,
+        ),
+        gate=Gate(decision="native_fit", reason="held"),
+        already_delivered=[where, other],
+    )
+    wire = wire_dict(pack)
+    assert wire["verification"] == {"status": "supported", "reason": "r", "pointer": where}
+    assert "coverage" not in wire and wire["already_delivered"] == [other]  # the verdict names `where`
+    assert wire["exposure"] == {"L": 90, "L_tokens": 20}  # nothing charged: the counts are 0
+    assert "artifact" not in wire["episode"]  # the pointers name the file and its version

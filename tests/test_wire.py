@@ -321,7 +321,11 @@ def test_a_verdict_on_a_file_held_whole_says_its_pointer_once_and_no_zero_counts
     where, other = "a.md@sha256:0123456789ab#L18", "a.md@sha256:0123456789ab#L20"
     pack = EvidencePack(
         episode=EpisodeRef.model_validate(
-            {"id": "ep1", "artifact": {"path": "a.md", "type": "markdown", "fingerprint": "0" * 64}, "objective": "x"}
+            {
+                "id": "ep1",
+                "artifact": {"path": "a.md", "type": "markdown", "fingerprint": "0123456789ab" + "0" * 52},
+                "objective": "x",
+            }
         ),
         action="verify",
         view="snippets",

@@ -21,8 +21,9 @@ An answer says only what carries information (protocol 2):
 - an evidence pack's `episode` is its `id`, with its `artifact` (path, type, fingerprint) only where its
   items' pointers (with no items, its `already_delivered` ones) do not already name the file and version;
   its `objective` is the agent's own goal, not repeated (`sro_card` lists each episode's);
-- a Preview (the first answer about any file) states `protocol`: 2; one whose route is `native` has no
-  `reason` (its `content` is the whole file, `L_tokens` its size);
+- a Preview (the first answer about any file) states `protocol`: 2; one whose route is `native` carries
+  the whole file as `content` with a minimal frame: its `artifact` is the `fingerprint` alone (the path is
+  the agent's own), and no `reason`, `outline` or `L` (the file says them; `L_tokens` is its size);
 - short names for the exposure ledger, a compact record: `{"chars", "E", "L", "L_tokens", "full_chars"}`
   (this payload's charged characters, the episode's sparse characters so far, the full view's length in
   characters and tokens, full-view characters delivered; a count left out is 0); what is left before the
@@ -59,6 +60,8 @@ DEFAULT_ACTION = "focus"
 _ROUTINE_GATE = re.compile(r"sparse read: \d+ passage\(s\) within E <= L")
 #: Ledger fields the wire derives or drops: remaining = L - E; the payload's tokens are within `tokens`.
 _DERIVED_EXPOSURE = ("remaining_chars", "payload_tokens")
+#: What a native Preview leaves out: its content is the whole file, which says all of these.
+_SAID_BY_WHOLE_CONTENT = ("reason", "outline", "outline_complete", "L")
 #: Ledger counts left out when nothing was charged: an absent count is 0.
 _ZERO_BY_DEFAULT = ("chars", "E", "full_chars")
 
@@ -81,8 +84,13 @@ def wire_dict(model: BaseModel) -> dict[str, Any]:
     if history is not None:
         lean["messages"] = history
     if isinstance(model, Preview):
-        if lean.get("route") == "native":
-            lean.pop("reason", None)  # "small artifact": `content` is the whole file, L_tokens its size
+        if lean.get("route") == "native" and "content" in lean:
+            # The whole file is here: its own headings outline it, `L_tokens` is its size.
+            for key in _SAID_BY_WHOLE_CONTENT:
+                lean.pop(key, None)
+            artifact = lean.get("artifact", {})
+            for key in ("path", "type", "size_bytes"):  # the agent's own path; the file says the rest
+                artifact.pop(key, None)
         lean = {"protocol": PROTOCOL, **lean}
     return lean
 

@@ -14,7 +14,7 @@ from docs import long_markdown
 from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
-from sparseread_mcp import Settings
+from sparseread_mcp import ReadEngine, Settings
 from sparseread_mcp.models import (
     EpisodeRef,
     EvidenceItem,
@@ -350,3 +350,16 @@ def test_a_verdict_on_a_file_held_whole_says_its_pointer_once_and_no_zero_counts
     assert "coverage" not in wire and wire["already_delivered"] == [other]  # the verdict names `where`
     assert wire["exposure"] == {"L": 90, "L_tokens": 20}  # nothing charged: the counts are 0
     assert "artifact" not in wire["episode"]  # the pointers name the file and its version
+
+
+def test_a_small_file_comes_back_whole_with_a_minimal_frame(tmp_path: Path) -> None:
+    text = "# Notes\n\nThe pump runs at 40 bar.\n\n## Later\n\nIt was replaced in 2019.\n"
+    (tmp_path / "notes.md").write_text(text)
+    engine = ReadEngine(Settings(roots=(tmp_path,)))
+    preview = engine.preview("s", "notes.md", None, 2_000)
+    wire = wire_dict(preview)
+    assert wire["content"] == text and wire["route"] == "native"
+    assert set(wire) == {"protocol", "artifact", "L_tokens", "route", "content", "tokens"}
+    assert set(wire["artifact"]) == {"fingerprint"}  # what a pointer needs beside the agent's own path
+    frame = engine.counter.count(wire_json(preview)) - engine.counter.count(text)
+    assert frame <= 50, frame

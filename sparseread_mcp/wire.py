@@ -30,7 +30,8 @@ An answer says only what carries information (protocol 2):
   full view is `L - E`. A Preview and a card episode name the full view's length `L` (and `L_tokens`) and
   a card episode its sparse characters so far `E`, the same way;
 - a verify answer about one claim: its `verification` (status, reason, pointer) without the claim's
-  `coverage`, and `already_delivered` without the verdict's own pointer.
+  `coverage`, and `already_delivered` without the verdict's own pointer (about a file held whole, with
+  neither `already_delivered` nor a gate `reason`: the verdict's pointer is the citation).
 
 The text content and the structured copy of an answer are the same JSON: clients pass one or the other to
 the model (Claude Code, OpenCode and Codex the structured copy), so neither may carry more.
@@ -168,6 +169,10 @@ def _pack(pack: dict[str, Any]) -> None:
         pack.pop("coverage", None)
         coverage = []
         rest_delivered = [p for p in pack.get("already_delivered", []) if p != verdict.get("pointer")]
+        gate_of = pack.get("gate", {})
+        if gate_of.get("decision") == "native_fit" and "pointer" in verdict:
+            rest_delivered = []  # the file is held whole: the verdict's pointer is the citation
+            gate_of.pop("reason", None)
         if rest_delivered:
             pack["already_delivered"] = rest_delivered
         else:

@@ -347,7 +347,9 @@ def test_a_verdict_on_a_file_held_whole_says_its_pointer_once_and_no_zero_counts
     )
     wire = wire_dict(pack)
     assert wire["verification"] == {"status": "supported", "reason": "r", "pointer": where}
-    assert "coverage" not in wire and wire["already_delivered"] == [other]  # the verdict names `where`
+    assert "coverage" not in wire and "already_delivered" not in wire  # held whole: the verdict cites
+    sparse = pack.model_copy(update={"gate": Gate(decision="sparse", reason="x")})
+    assert wire_dict(sparse)["already_delivered"] == [other]  # the verdict names `where`; `other` is news
     assert wire["exposure"] == {"L": 90, "L_tokens": 20}  # nothing charged: the counts are 0
     assert "artifact" not in wire["episode"]  # the pointers name the file and its version
 

@@ -73,8 +73,14 @@ def score(results: list[tuple[bool, int]]) -> tuple[float, float, int]:
     return 100 * sum(h for h, _ in results) / len(results), statistics.median(e for _, e in results), len(results)
 
 
-def run(data: Path, locators: LocatorSet, passage_chars: int = 500) -> dict[str, Any]:
+def run(data: Path, locators: LocatorSet, passage_chars: int = 500, table: Path | None = None) -> dict[str, Any]:
     rows = collect(data, locators, passage_chars)
+    if table is not None:
+        # What `sparseread-mcp calibrate` writes, from the same answers: the calibration half, gated on the other.
+        answers = [a for a, _, _ in rows]
+        calibration = [a for a in answers if half_of(a.qid) == "calibration"]
+        held_out = [a for a in answers if half_of(a.qid) == "evaluation"]
+        calibrate_from(calibration, held_out=held_out).save(table)
     live_methods = [m for m in locators.available if m not in NOT_CHOSEN]
     sets = sorted({a.set_name for a, _, _ in rows})
     table: dict[str, dict[str, tuple[float, float, int]]] = {}
@@ -159,13 +165,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--methods", nargs="+", help="only these location methods (default: all available)")
     parser.add_argument("--passage-chars", type=int, default=500)
     parser.add_argument("--cache-dir", type=Path, default=None, help="embedding cache (default: none)")
+    parser.add_argument("--write-table", type=Path, help="also write the calibration table these answers give")
     args = parser.parse_args(argv)
     locators = LocatorSet(cache_dir=args.cache_dir)
     if args.lexical_only:
         locators.semantic = False
     if args.methods:
         locators = Only(locators, args.methods)  # type: ignore[assignment]
-    result = run(args.data, locators, args.passage_chars)
+    result = run(args.data, locators, args.passage_chars, args.write_table)
     print(f"methods: {', '.join(locators.available)}; exposure at the live focus budget")
     print("\n".join(report(result)))
     return result

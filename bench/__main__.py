@@ -7,7 +7,8 @@ Run:  pip install -e ".[bench]" && python -m bench [--semantic] [--quick] [--dat
 method. Parts: evidence hit at exposure (every method and exposure form, the selector, full read and
 grep + windows baselines, PNG plot), leave one set out (the default calibrated without the set it is
 scored on, beside BM25 snippets and the best fixed configuration), location ablations (passage size,
-query building, stemming, windows, spread, dense rerank on the held-out half), the scripted agent's token economy
+query building, stemming, windows, spread, dense rerank on the held-out half), whether coverage's `found`
+is right (its precision on the held-out half), the scripted agent's token economy
 over stdio with the 2L check, latency and peak memory by size, reader-specific sets (FeTaQA cells,
 SWE-bench files and functions, FinanceBench PDFs), history compaction, repository reading, and `verify`
 verdicts on the development claims. Not part of the unit tests.
@@ -75,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         agent_bench,
         claims_bench,
         compaction_bench,
+        coverage_bench,
         evidence_bench,
         loso_bench,
         readers_bench,
@@ -116,6 +118,9 @@ def main(argv: list[str] | None = None) -> int:
         ),
         report,
         failures,
+    )
+    numbers["coverage"] = run_part(
+        "Coverage: is `found` right on the held-out half?", lambda: coverage_bench.main([*data]), report, failures
     )
     limit = ["--limit", "4" if args.quick else "12"]
     numbers["agent"] = run_part(

@@ -6,7 +6,9 @@ Run:  pip install -e ".[bench]" && python -m bench [--semantic] [--quick] [--dat
 `semantic` and `bench` extras) into this environment, so one command on a clean checkout measures every
 method. Parts: evidence hit at exposure (every method and exposure form, the selector, full read and
 grep + windows baselines, PNG plot), leave one set out (the default calibrated without the set it is
-scored on, beside BM25 snippets and the best fixed configuration), the scripted agent's token economy
+scored on, beside BM25 snippets and the best fixed configuration), location ablations (passage size,
+query building, stemming, windows, spread, dense rerank on the held-out half), whether coverage's `found`
+is right (its precision on the held-out half), the scripted agent's token economy
 over stdio with the 2L check, latency and peak memory by size, reader-specific sets (FeTaQA cells,
 SWE-bench files and functions, FinanceBench PDFs), history compaction, repository reading, `verify`
 verdicts on the development claims, and what the protocol itself costs on the wire. Not part of the unit tests.
@@ -70,9 +72,11 @@ def main(argv: list[str] | None = None) -> int:
     report = ["# sparseread-mcp benchmark report", ""]
 
     from bench import (
+        ablation_bench,
         agent_bench,
         claims_bench,
         compaction_bench,
+        coverage_bench,
         evidence_bench,
         loso_bench,
         readers_bench,
@@ -107,6 +111,17 @@ def main(argv: list[str] | None = None) -> int:
         lambda: loso_bench.main([*data, *(["--lexical-only"] if args.quick else ["--methods", *LOSO_METHODS])]),
         report,
         failures,
+    )
+    numbers["ablation"] = run_part(
+        "Location ablations: passages, query building, stemming, windows, spread, dense rerank",
+        lambda: ablation_bench.main(
+            [*data, *(["--no-dense"] if args.quick else ["--cache-dir", str(args.out / "cache")])]
+        ),
+        report,
+        failures,
+    )
+    numbers["coverage"] = run_part(
+        "Coverage: is `found` right on the held-out half?", lambda: coverage_bench.main([*data]), report, failures
     )
     limit = ["--limit", "4" if args.quick else "12"]
     numbers["agent"] = run_part(

@@ -5,7 +5,8 @@ Not a test. Run:  python -m bench.loso_bench [--data ../shared/data] [--lexical-
 Every request of every development set with gold spans (FinanceBench, TAT-QA, FeTaQA, contracts, and
 any other set under --data) is answered once by every configuration this installation can run, at the
 live focus exposure. Then, for each set in turn, the selector is calibrated on all the *other* sets
-(`calibrate_from`, exactly what `sparseread-mcp calibrate` builds) and scores the left-out set: the
+(`calibrate_from`, as `sparseread-mcp calibrate` builds it; a semantic configuration enters only if it beats
+BM25 on the evaluation half of every one of those other sets) and scores the left-out set: the
 default is what it chooses per request (a sparse configuration, the robust default, or the full view).
 Beside it, in the same run and on the same requests: BM25 snippets, the best fixed sparse configuration
 on that set (chosen in hindsight, so an upper bound for any one fixed choice) among those exposing no
@@ -23,7 +24,15 @@ from pathlib import Path
 from typing import Any
 
 from bench.evidence_bench import grep_windows
-from sparseread_mcp.calibrate import SUCCESS_SHARE, Answered, answer_all, calibrate_from, covered, requests
+from sparseread_mcp.calibrate import (
+    SUCCESS_SHARE,
+    Answered,
+    answer_all,
+    calibrate_from,
+    covered,
+    half_of,
+    requests,
+)
 from sparseread_mcp.locate import LocatorSet
 from sparseread_mcp.protocol.actions import exposure_chars
 from sparseread_mcp.selection import NOT_CHOSEN
@@ -64,14 +73,21 @@ def score(results: list[tuple[bool, int]]) -> tuple[float, float, int]:
     return 100 * sum(h for h, _ in results) / len(results), statistics.median(e for _, e in results), len(results)
 
 
-def run(data: Path, locators: LocatorSet, passage_chars: int = 500) -> dict[str, Any]:
+def run(data: Path, locators: LocatorSet, passage_chars: int = 500, table: Path | None = None) -> dict[str, Any]:
     rows = collect(data, locators, passage_chars)
+    if table is not None:
+        # What `sparseread-mcp calibrate` writes, from the same answers: the calibration half, gated on the other.
+        answers = [a for a, _, _ in rows]
+        calibration = [a for a in answers if half_of(a.qid) == "calibration"]
+        held_out = [a for a in answers if half_of(a.qid) == "evaluation"]
+        calibrate_from(calibration, held_out=held_out).save(table)
     live_methods = [m for m in locators.available if m not in NOT_CHOSEN]
     sets = sorted({a.set_name for a, _, _ in rows})
     table: dict[str, dict[str, tuple[float, float, int]]] = {}
     chosen: dict[str, dict[str, int]] = {}
     for left_out in sets:
-        selector = calibrate_from(a for a, _, _ in rows if a.set_name != left_out)
+        others = [a for a, _, _ in rows if a.set_name != left_out]
+        selector = calibrate_from(others, held_out=[a for a in others if half_of(a.qid) == "evaluation"])
         mine = [(a, t, g) for a, t, g in rows if a.set_name == left_out]
         default: list[tuple[bool, int]] = []
         picks: dict[str, int] = defaultdict(int)
@@ -148,13 +164,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--lexical-only", action="store_true", help="BM25 and lexical only (no dense, no hybrid)")
     parser.add_argument("--methods", nargs="+", help="only these location methods (default: all available)")
     parser.add_argument("--passage-chars", type=int, default=500)
+    parser.add_argument("--cache-dir", type=Path, default=None, help="embedding cache (default: none)")
+    parser.add_argument("--write-table", type=Path, help="also write the calibration table these answers give")
     args = parser.parse_args(argv)
-    locators = LocatorSet()
+    locators = LocatorSet(cache_dir=args.cache_dir)
     if args.lexical_only:
         locators.semantic = False
     if args.methods:
         locators = Only(locators, args.methods)  # type: ignore[assignment]
-    result = run(args.data, locators, args.passage_chars)
+    result = run(args.data, locators, args.passage_chars, args.write_table)
     print(f"methods: {', '.join(locators.available)}; exposure at the live focus budget")
     print("\n".join(report(result)))
     return result

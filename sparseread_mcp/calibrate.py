@@ -7,8 +7,10 @@ are split by a hash of their id: one half calibrates, the other is kept for eval
 scores the selector there, never on what it was calibrated on). Each calibration request is answered by
 every configuration this installation can run, with the exposure a live `focus` uses
 (`exposure_chars`); success means the evidence shown covers at least 80% of the gold characters, and a
-miss is charged the escalation it causes (the full view) as follow-up exposure. Only counts and mean
-exposures are written, never the data.
+miss is charged the escalation it causes (the full view) as follow-up exposure. A semantic method (dense,
+hybrid) must earn its place: its configurations enter the table only if each beats BM25 with the same
+exposure form on the evaluation half of every set; the others are listed as withheld, with the figures.
+Only counts and mean exposures are written, never the data.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any, Literal
 
 from .artifacts import load_artifact
 from .errors import SparsereadError
-from .locate import LocatorSet
+from .locate import SEMANTIC_METHODS, LocatorSet
 from .locate.base import build_query
 from .locate.exposure import EXPOSURE_FORMS, as_form, plan_exposure
 from .protocol.actions import exposure_chars
@@ -127,6 +129,7 @@ class Answered:
     group: str
     full_chars: int
     results: dict[str, tuple[bool, int]]
+    qid: str = ""
 
     @property
     def long(self) -> bool:
@@ -139,28 +142,63 @@ def answer_all(request: Request, locators: LocatorSet, max_chars: int) -> Answer
         for form in EXPOSURE_FORMS:
             spans, share = answer(request, locators, method, form, max_chars)
             results[configuration_name(method, form)] = (share >= SUCCESS_SHARE, sum(e - s for s, e in spans))
-    return Answered(request.set_name, request.group, len(request.parsed.artifact.text), results)
+    return Answered(request.set_name, request.group, len(request.parsed.artifact.text), results, request.qid)
 
 
 def calibrate(data: Path, *, passage_chars: int = 500, locators: LocatorSet | None = None) -> Selector:
+    """The table from the calibration half; the evaluation half decides which semantic configurations
+    may enter it (`withheld`)."""
     locators = locators or LocatorSet()
     max_chars = exposure_chars(None, passage_chars)
-    return calibrate_from(
-        answer_all(request, locators, max_chars)
-        for request in requests(data, half="calibration", passage_chars=passage_chars)
-    )
+    halves: dict[str, list[Answered]] = defaultdict(list)
+    for request in requests(data, half="all", passage_chars=passage_chars):
+        halves[half_of(request.qid)].append(answer_all(request, locators, max_chars))
+    return calibrate_from(halves["calibration"], held_out=halves["evaluation"])
 
 
-def calibrate_from(answers: Iterable[Answered]) -> Selector:
+def withheld(held_out: Iterable[Answered]) -> dict[str, str]:
+    """Semantic configurations that do not beat BM25 with the same exposure form on the held-out requests
+    of every set, each with the figures that say so (hit rates per set)."""
+    rates: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    for answered in held_out:
+        for name, (success, _) in answered.results.items():
+            rates[name][answered.set_name].append(success)
+    out: dict[str, str] = {}
+    for name, by_set in sorted(rates.items()):
+        method, _, form = name.partition(" x ")
+        baseline = rates.get(configuration_name("bm25", form), {})
+        if method not in SEMANTIC_METHODS or not baseline:
+            continue
+        share = {s: sum(hits) / len(hits) for s, hits in by_set.items()}
+        base = {s: sum(hits) / len(hits) for s, hits in baseline.items() if s in share}
+        if not base or any(share[s] <= base[s] for s in base):
+            figures = ", ".join(f"{s} {100 * share[s]:.1f}% vs {100 * base[s]:.1f}%" for s in sorted(base))
+            out[name] = f"does not beat bm25 x {form} on the held-out half of every set ({figures})"
+    return out
+
+
+def calibrate_from(answers: Iterable[Answered], *, held_out: list[Answered] | None = None) -> Selector:
     """The table from answered requests: per group and configuration, how many development sets each
-    group rests on, and every sparse configuration over long documents (for the robust default)."""
+    group rests on, and every sparse configuration over long documents (for the robust default).
+    With `held_out` requests, semantic configurations that do not beat BM25 there on every set are left
+    out of the table (so never chosen), and listed in `withheld`."""
     selector = Selector(defaults={})
+    answers = list(answers)
+    if held_out is not None:
+        selector.withheld = withheld(held_out)
+        # No held-out request measured it: it has not earned its place either.
+        measured = {name for answered in held_out for name in answered.results}
+        for name in {name for answered in answers for name in answered.results} - measured:
+            if name.split(" x ")[0] in SEMANTIC_METHODS:
+                selector.withheld[name] = "no held-out request measured it"
     group_sets: dict[str, set[str]] = defaultdict(set)
     long: dict[str, dict[str, list[tuple[bool, int]]]] = defaultdict(lambda: defaultdict(list))
     every: dict[str, dict[str, list[tuple[bool, int]]]] = defaultdict(lambda: defaultdict(list))
     for answered in answers:
         group_sets[answered.group].add(answered.set_name)
         for name, (success, exposed) in answered.results.items():
+            if name in selector.withheld:
+                continue
             selector.record(answered.group, name, success=success, exposed_chars=exposed)
             # What follows a miss: the agent escalates to the faithful full view (the gate's fallback).
             # Charged as observed follow-up, so a cheap but often-wrong configuration costs what it causes.

@@ -247,6 +247,8 @@ def _run_command(args: argparse.Namespace, settings: Settings) -> int:
         for group, configs in sorted(selector.groups.items()):
             choice = selector.choose(group, group.split("|")[0], live)
             print(f"{group}: {sum(1 for _ in configs)} configurations -> {choice.configuration} ({choice.reason})")
+        for name, why in sorted(selector.withheld.items()):
+            print(f"withheld {name}: {why}")
         print(f"table written to {out}")
         return 0
     if args.command in ("bench", "trace"):

@@ -149,6 +149,8 @@ class Selector:
     robust: dict[str, RobustStats] = field(default_factory=dict)
     #: The same over every request, for when too few sets have long documents.
     robust_all: dict[str, RobustStats] = field(default_factory=dict)
+    #: Configurations left out of the table, and why (semantic ones that did not beat BM25 held out).
+    withheld: dict[str, str] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def choose(self, group: str, artifact_type: str, methods: Collection[str] | None = None) -> Choice:
@@ -280,6 +282,7 @@ class Selector:
             "sets": dict(sorted(self.sets.items())),
             "robust": _robust_rows(self.robust),
             "robust_all": _robust_rows(self.robust_all),
+            "withheld": dict(sorted(self.withheld.items())),
             "groups": {
                 g: {
                     c: [s.trials, s.successes, round(s.exposed_chars, 1), round(s.follow_up_chars, 1), s.follow_ups]
@@ -303,6 +306,7 @@ class Selector:
             sets=sets,
             robust=_robust_stats(data.get("robust", {})),
             robust_all=_robust_stats(data.get("robust_all", {})),
+            withheld={str(c): str(why) for c, why in data.get("withheld", {}).items()},
         )
 
 

@@ -112,3 +112,7 @@ def test_calibrate_writes_a_table_from_any_folder_of_sets(tmp_path: Path) -> Non
     (group,) = written["groups"]
     assert group.startswith("markdown|") and "bm25 x snippets" in written["groups"][group]
     assert "configurations ->" in done.stdout and "table written" in done.stdout
+    # Semantic configurations that did not beat BM25 on the held-out half are withheld, and said so.
+    for name, why in written["withheld"].items():
+        assert name.split(" x ")[0] in ("dense", "hybrid") and f"withheld {name}: {why}" in done.stdout
+        assert name not in written["groups"][group]

@@ -15,6 +15,7 @@ from sparseread_mcp.artifacts import load_artifact
 from sparseread_mcp.locate import LocatorSet, build_query
 from sparseread_mcp.locate import dense as dense_module
 from sparseread_mcp.readers.base import ParsedArtifact
+from sparseread_mcp.readers.log import LogReader
 from sparseread_mcp.readers.text import TextReader
 from sparseread_mcp.roots import Roots
 
@@ -112,3 +113,16 @@ def test_a_live_read_with_hybrid_location(tmp_path: Path) -> None:
     pack = engine.read("s", ReadRequest(target="guide.md", intent=Intent(goal="glacier moraine")))
     assert pack.selection is not None and pack.selection.configuration == "markdown x hybrid x snippets"
     assert pack.items and all(item.text in (tmp_path / "guide.md").read_text() for item in pack.items)
+
+
+def test_a_regex_only_query_on_a_long_log_ranks_its_matches(tmp_path: Path) -> None:
+    # More passages than are encoded whole, and a query with no words to embed: once a ValueError from zip().
+    lines = "".join(f"2024-01-01 12:{i // 60:02d}:{i % 60:02d} INFO worker {i} started\n" for i in range(600))
+    (tmp_path / "app.log").write_text(lines + "2024-01-01 13:00:00 ERROR disk full on /var\n")
+    parsed = LogReader().parse(load_artifact(Roots((tmp_path,)).resolve("app.log")), passage_chars=200)
+    assert len(parsed.passages) > dense_module.FULL_ENCODE_PASSAGES
+    query = build_query([], [r"/ERROR\s+disk/"])
+    for method in ("dense", "hybrid"):
+        ranking = LocatorSet(cache_dir=tmp_path / "cache").get(method).rank(parsed, query)
+        assert ranking, method
+        assert "ERROR disk full" in parsed.text_of(parsed.passages[ranking[0][0]]), method

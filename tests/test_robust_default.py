@@ -87,3 +87,25 @@ def test_a_live_read_names_the_robust_default_its_reliability_and_what_next(tmp_
     assert any("selection.reliability" in hint and "view='full'" in hint for hint in pack.next)
     assert any("renewal term" in item.text for item in pack.items)
     assert pack.exposure.payload_chars < len(text) // 10
+
+
+def test_hybrid_enters_the_table_only_where_it_beats_bm25_on_every_held_out_set(tmp_path: Path) -> None:
+    def rows(set_name: str, hybrid_hits: int, bm25_hits: int) -> list[Answered]:
+        return [
+            answered(set_name, LONG, 90_000, {"bm25 x snippets": i < bm25_hits, "hybrid x snippets": i < hybrid_hits})
+            for i in range(30)
+        ]
+
+    calibration = rows("big", 25, 10) + rows("small", 25, 10)  # hybrid far ahead where it was calibrated
+    wins_one = rows("big", 20, 10) + rows("small", 10, 10)  # held out: a tie on one set is not a win
+    selector = calibrate_from(calibration, held_out=wins_one)
+    assert "hybrid x snippets" in selector.withheld and "small 33.3% vs 33.3%" in selector.withheld["hybrid x snippets"]
+    assert "hybrid x snippets" not in selector.groups[LONG] and "hybrid x snippets" not in selector.robust
+    assert selector.choose(LONG, "text").configuration == "bm25 x snippets"
+    path = tmp_path / "table.json"
+    selector.save(path)
+    assert Selector.load(path).withheld == selector.withheld
+    # Ahead on the held-out half of every set: offered, and chosen where it is the reliable one.
+    kept = calibrate_from(calibration, held_out=rows("big", 20, 10) + rows("small", 12, 10))
+    assert "hybrid x snippets" in calibrate_from(calibration, held_out=[]).withheld  # no evidence, no place
+    assert kept.withheld == {} and kept.choose(LONG, "text").configuration == "hybrid x snippets"

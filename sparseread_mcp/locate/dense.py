@@ -179,15 +179,18 @@ class DenseLocator:
         return store
 
     def similarities(self, parsed: ParsedArtifact, query: Query, indexes: list[int]) -> np.ndarray:
-        text = query.text or " ".join(query.terms + query.needles)
-        if not indexes or not text.strip():
-            return np.zeros(0)
+        """One cosine similarity per index (zeros when the query has no words to embed)."""
+        text = _words(query)
+        if not indexes or not text:
+            return np.zeros(len(indexes))
         matrix = self.vectors(parsed).of(indexes)
         scores: np.ndarray = matrix @ self.embedder.encode([text])[0]
         return scores
 
     def rank(self, parsed: ParsedArtifact, query: Query) -> list[tuple[int, float]]:
-        indexes, _ = self.candidates(parsed, query)
+        indexes, lexical = self.candidates(parsed, query)
+        if not _words(query):
+            return lexical  # only regular expressions: nothing to embed, the exact matches are the ranking
         scores = self.similarities(parsed, query, indexes)
         ranked = [(index, float(score)) for index, score in zip(indexes, scores, strict=True) if score > 0]
         return sorted(ranked, key=lambda pair: (-pair[1], pair[0]))
@@ -200,6 +203,8 @@ class HybridLocator(DenseLocator):
 
     def rank(self, parsed: ParsedArtifact, query: Query) -> list[tuple[int, float]]:
         indexes, lexical = self.candidates(parsed, query)
+        if not _words(query):
+            return lexical  # only regular expressions: nothing to embed, the exact matches are the ranking
         scores = self.similarities(parsed, query, indexes)
         dense = sorted(zip(indexes, scores.tolist(), strict=True), key=lambda pair: (-pair[1], pair[0]))
         fused: dict[int, float] = {}
@@ -210,3 +215,8 @@ class HybridLocator(DenseLocator):
             fused[index] = fused.get(index, 0.0) + 1.0  # an exact needle outranks any statistical match
         best = max(fused.values(), default=1.0)
         return sorted(((i, s / best) for i, s in fused.items()), key=lambda pair: (-pair[1], pair[0]))
+
+
+def _words(query: Query) -> str:
+    """The query as text to embed: its words, else its terms and plain needles (regexes are not words)."""
+    return (query.text or " ".join(query.terms + query.needles)).strip()

@@ -25,7 +25,7 @@ class _Model(BaseModel):
 class Slot(_Model):
     """One piece of evidence the agent needs, with the words it may appear under."""
 
-    id: str = Field(min_length=1, max_length=64, description="Short name, e.g. 'capex_2018'.")
+    id: str = Field(min_length=1, max_length=64, description="Short name: 'capex_2018'.")
     question: str = Field(min_length=1, max_length=8000)
     aliases: list[str] = Field(default_factory=list, max_length=32, description="Other words for it.")
 

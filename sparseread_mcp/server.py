@@ -48,20 +48,20 @@ Budget = Annotated[
     Field(
         ge=MIN_BUDGET_TOKENS,
         le=HARD_RESPONSE_CAP_TOKENS,
-        description="Max tokens of this response (default ~8000).",
+        description="Max answer tokens (default ~8000).",
     ),
 ]
 IntentArg = Annotated[
     Intent | None,
-    Field(description="What you need next; unsaid fields come from the session's first intent."),
+    Field(description="What you need; unsaid fields come from the session's first intent."),
 ]
 PreviewIntentArg = Annotated[
     dict[str, JsonValue] | None,
-    Field(description="The intent, as sro_read takes it (shapes the outline and samples)."),
+    Field(description="As sro_read's (shapes the samples)."),
 ]
 SessionArg = Annotated[
     str | None,
-    Field(description="Stateless HTTP only: the `session` of an earlier answer."),
+    Field(description="Stateless HTTP: an earlier answer's `session`."),
 ]
 _READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=False, open_world_hint=False)
 
@@ -298,8 +298,8 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
 
     @server.tool(
         name="sro_preview",
-        description="First look at a file or folder: size, length L, outline with anchors, samples, and the "
-        "route: native (the whole file is in this answer) or sparse (read it with sro_read).",
+        description="First look at a file or folder: length L, outline, samples, and the route: native (the "
+        "whole file is here) or sparse (read it with sro_read).",
         annotations=_READ_ONLY,
     )
     async def sro_preview(
@@ -327,8 +327,7 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
         target: Annotated[
             str,
             Field(
-                description="path, path#anchor (#L10-L40, #p12, #Heading, #Class.method, #row=17, #$.a.b) or "
-                "pointer path@rev#anchor."
+                description="path, path#anchor (#L10-L40, #p12, #Heading, #row=17, #$.a.b) or pointer path@rev#anchor."
             ),
         ],
         ctx: Context,
@@ -343,7 +342,7 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
         view: Annotated[
             View | None,
             Field(
-                description="snippets (default); full degrades to what fits; compact is lossy (code); "
+                description="snippets (default); full degrades to fit; compact: lossy code; "
                 "projection: a table as TSV.",
             ),
         ] = None,
@@ -369,16 +368,14 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
 
     @server.tool(
         name="sro_card",
-        description="This session's reading state: intent, episodes with their ledger (E, L), per-slot "
-        "coverage, pointers gathered, files changed since read, what to do next.",
+        description="This session's reading state: intent, episodes and their ledgers, coverage, pointers, "
+        "files changed since read, next steps.",
         annotations=_READ_ONLY,
     )
     async def sro_card(
         ctx: Context,
         path: Annotated[str | None, Field(description="Only this file's episodes.")] = None,
-        trace: Annotated[
-            bool, Field(description="Add what the reads cost and saved against one full read per file.")
-        ] = False,
+        trace: Annotated[bool, Field(description="Add costs and savings against one full read per file.")] = False,
         budget_tokens: Budget = None,
         session: SessionArg = None,
     ) -> CallToolResult:
@@ -390,9 +387,8 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
 
     @server.tool(
         name="sro_compact",
-        description="Compact a long agent history: spans of interactions no longer needed verbatim become "
-        "extractive summaries that keep each call and its pointers. Returns the messages (valid, never longer) "
-        "and the plan.",
+        description="Compact a long agent history: interactions no longer needed verbatim become extractive "
+        "summaries keeping each call and its pointers. Returns the messages (valid, never longer) and the plan.",
         annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False),
     )
     async def sro_compact(

@@ -243,8 +243,10 @@ async def test_tool_schemas_stay_within_their_token_budget(tmp_path: Path) -> No
         tools = (await client.list_tools()).tools
     shown = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
     listed = [{k: t[k] for k in ("name", "description", "inputSchema")} for t in shown]
-    tokens = TokenCounter("o200k_base").count(json.dumps(listed, separators=(",", ":")))
+    text = json.dumps(listed, separators=(",", ":"))
+    tokens = TokenCounter("o200k_base").count(text)
     assert tokens <= SCHEMA_TOKENS, f"tool names, descriptions and input schemas take {tokens} tokens"
+    assert len(text) / 4 <= SCHEMA_TOKENS, f"... and {len(text) / 4:.0f} tokens counted as characters / 4"
     assert '"title"' not in json.dumps(listed)  # generated titles repeat the property names
     assert all(t.input_schema.get("additionalProperties") is False for t in tools)
     assert all(t.output_schema is None for t in tools)  # no client shows one to its model

@@ -132,19 +132,19 @@ class AgentRun:
     def take_pack(self, pack: Json) -> None:
         self.decisions.append(pack["gate"]["decision"])
         self.spans.extend(self._span(item) for item in pack.get("items", []))
-        exposure = pack["exposure"]  # the wire's compact ledger: chars, E, L, full_chars (sparseread_mcp.wire)
+        exposure = pack["exposure"]  # the wire's compact ledger: chars, E, L, full_chars; an absent count is 0
         ledger = self.ledgers.setdefault(pack["episode"]["id"], Ledger(full_view_chars=exposure["L"]))
-        reported = exposure["E"] + exposure.get("full_chars", 0)
+        reported = exposure.get("E", 0) + exposure.get("full_chars", 0)
         ledger.reported_chars = max(ledger.reported_chars, reported)
-        ledger.summed_chars += exposure["chars"]
-        self.evidence_chars += exposure["chars"]
+        ledger.summed_chars += exposure.get("chars", 0)
+        self.evidence_chars += exposure.get("chars", 0)
 
     def take_card(self, card: Json) -> None:
         for state in card.get("episodes", []):
             ledger = self.ledgers.setdefault(state["id"], Ledger(full_view_chars=state["L"]))
             # The card says whether the full view was delivered, not how much of it: count all of L.
             full = state["L"] if state.get("full_view_delivered") else 0
-            ledger.reported_chars = max(ledger.reported_chars, state["E"] + full)
+            ledger.reported_chars = max(ledger.reported_chars, state.get("E", 0) + full)
 
     def _span(self, item: Json) -> tuple[int, int]:
         """The item's character span in the source: its line range when the text there is the item's text

@@ -49,7 +49,7 @@ async def reading_flow(client: Client, path: str, source: str, question: str) ->
     assert focus["gate"]["decision"] == "sparse" and focus["items"]
     check_items(focus, source)
     episode = focus["episode"]["id"]
-    ledger = [focus["exposure"]["chars"]]
+    ledger = [focus["exposure"].get("chars", 0)]
 
     slots = [
         {"id": "answer", "question": question},
@@ -63,7 +63,7 @@ async def reading_flow(client: Client, path: str, source: str, question: str) ->
     unresolved = {c["slot"] for c in collect["coverage"] if c["status"] != "found"}
     assert set(collect.get("unresolved", unresolved)) == unresolved
     assert collect["episode"]["id"] == episode  # the session goal fills the unsaid goal
-    ledger.append(collect["exposure"]["chars"])
+    ledger.append(collect["exposure"].get("chars", 0))
 
     delivered = {anchor_of(i) for p in (focus, collect) for i in p.get("items", [])}
     for _ in range(3):
@@ -72,7 +72,7 @@ async def reading_flow(client: Client, path: str, source: str, question: str) ->
         fresh = {anchor_of(i) for i in refine.get("items", [])}
         assert not fresh & delivered, "refine sent an item twice"
         delivered |= fresh
-        ledger.append(refine["exposure"]["chars"])
+        ledger.append(refine["exposure"].get("chars", 0))
 
     exposure = refine["exposure"]
     assert exposure["E"] == sum(ledger)
@@ -87,7 +87,7 @@ async def reading_flow(client: Client, path: str, source: str, question: str) ->
     assert claim["verification"]["status"] in {"supported", "contradicted", "unverified", "not_found"}
 
     card = await call(client, "sro_card", {})
-    assert any(e["id"] == episode and e["E"] == exposure["E"] for e in card["episodes"])
+    assert any(e["id"] == episode and e.get("E", 0) == exposure["E"] for e in card["episodes"])
 
     escape = await client.call_tool("sro_read", {"target": "../../etc/passwd", **_handle(client)})
     assert escape.is_error and "outside the readable roots" in escape.content[0].text  # type: ignore[union-attr]

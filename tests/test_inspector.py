@@ -48,5 +48,6 @@ def test_the_inspector_lists_the_tools_and_calls_sro_preview(tmp_path: Path) -> 
     )
     assert not called.get("isError")
     preview = called["structuredContent"]
-    assert preview["artifact"]["path"] == "contract.md"  # type: ignore[index]
+    # A small file: the whole file, with its version beside it (the path is the one the call named).
     assert preview["route"] == "native" and "ZEBRA-RENEWAL-7731" in preview["content"]  # type: ignore[index]
+    assert len(preview["artifact"]["fingerprint"]) == 12  # type: ignore[index]

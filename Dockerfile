@@ -41,7 +41,7 @@ VOLUME ["/workspace"]
 EXPOSE 8765
 # Probes /healthz only when the server serves HTTP (a stdio server is healthy while it runs).
 HEALTHCHECK --interval=30s --timeout=5s --retries=3 \
-    CMD ["python", "-m", "sparseread_mcp.healthcheck"]
+    CMD ["python", "-m", "sparseread_mcp.serve.healthcheck"]
 
 ENTRYPOINT ["sparseread-mcp", "--root", "/workspace"]
 CMD ["--http", "--host", "0.0.0.0", "--port", "8765"]

@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 from bench.evidence_bench import grep_windows
-from sparseread_mcp.calibrate import SUCCESS_SHARE, Request, covered, half_of, requests
 from sparseread_mcp.locate import LocatorSet, build_query
 from sparseread_mcp.locate import exposure as exposure_module
 from sparseread_mcp.locate import terms as terms_module
@@ -39,6 +38,7 @@ from sparseread_mcp.locate.base import Query
 from sparseread_mcp.locate.exposure import Span, plan_exposure, regions
 from sparseread_mcp.protocol.actions import exposure_chars
 from sparseread_mcp.readers.base import ParsedArtifact
+from sparseread_mcp.select.calibrate import SUCCESS_SHARE, Request, covered, half_of, requests
 
 REPO = Path(__file__).resolve().parent.parent
 PASSAGE_CHARS = 500

@@ -45,7 +45,7 @@ from mcp import Client, StdioServerParameters
 from mcp.types import CallToolResult, TextContent
 
 from sparseread_mcp import Settings
-from sparseread_mcp.calibrate import covered, doc_file, gold_spans
+from sparseread_mcp.select.calibrate import covered, doc_file, gold_spans
 from sparseread_mcp.tokens import TokenCounter
 
 REPO = Path(__file__).resolve().parent.parent

@@ -19,13 +19,13 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from sparseread_mcp.calibrate import SUCCESS_SHARE, answer, covered, requests
 from sparseread_mcp.locate import LocatorSet
 from sparseread_mcp.models import Slot
 from sparseread_mcp.protocol.actions import exposure_chars
 from sparseread_mcp.protocol.coverage import GOAL_SLOT, status_of, support
-from sparseread_mcp.selection import NOT_CHOSEN
-from sparseread_mcp.selector import FULL_VIEW, Selector
+from sparseread_mcp.select.calibrate import SUCCESS_SHARE, answer, covered, requests
+from sparseread_mcp.select.selection import NOT_CHOSEN
+from sparseread_mcp.select.selector import FULL_VIEW, Selector
 
 REPO = Path(__file__).resolve().parent.parent
 

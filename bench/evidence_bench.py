@@ -27,13 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sparseread_mcp.calibrate import Request, answer, covered, requests
 from sparseread_mcp.locate import LocatorSet
 from sparseread_mcp.locate.exposure import EXPOSURE_FORMS
 from sparseread_mcp.locate.terms import STOPWORDS
 from sparseread_mcp.protocol.actions import exposure_chars
-from sparseread_mcp.selection import NOT_CHOSEN
-from sparseread_mcp.selector import FULL_VIEW, Selector, configuration_name
+from sparseread_mcp.select.calibrate import Request, answer, covered, requests
+from sparseread_mcp.select.selection import NOT_CHOSEN
+from sparseread_mcp.select.selector import FULL_VIEW, Selector, configuration_name
 
 REPO = Path(__file__).resolve().parent.parent
 LONG_CHARS = 32_000

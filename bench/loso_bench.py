@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.evidence_bench import grep_windows
-from sparseread_mcp.calibrate import (
+from sparseread_mcp.locate import LocatorSet
+from sparseread_mcp.protocol.actions import exposure_chars
+from sparseread_mcp.select.calibrate import (
     SUCCESS_SHARE,
     Answered,
     answer_all,
@@ -33,10 +35,8 @@ from sparseread_mcp.calibrate import (
     half_of,
     requests,
 )
-from sparseread_mcp.locate import LocatorSet
-from sparseread_mcp.protocol.actions import exposure_chars
-from sparseread_mcp.selection import NOT_CHOSEN
-from sparseread_mcp.selector import FULL_VIEW
+from sparseread_mcp.select.selection import NOT_CHOSEN
+from sparseread_mcp.select.selector import FULL_VIEW
 
 REPO = Path(__file__).resolve().parent.parent
 BM25 = "bm25 x snippets"

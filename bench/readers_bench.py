@@ -19,9 +19,9 @@ import time
 from pathlib import Path
 
 from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
-from sparseread_mcp.calibrate import covered, select_within
 from sparseread_mcp.locate import LocatorSet
 from sparseread_mcp.locate.base import build_query
+from sparseread_mcp.select.calibrate import covered, select_within
 
 REPO = Path(__file__).resolve().parent.parent
 

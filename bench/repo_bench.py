@@ -40,10 +40,10 @@ from unittest import mock
 
 from bench import repo_loro
 from bench.readers_bench import materialize
-from sparseread_mcp import code_answer
 from sparseread_mcp.config import Settings
+from sparseread_mcp.directory import code_answer
+from sparseread_mcp.directory.filerank import DEFAULT_WEIGHTS, Weights, goal_cues
 from sparseread_mcp.engine import ReadEngine, ReadRequest
-from sparseread_mcp.filerank import DEFAULT_WEIGHTS, Weights, goal_cues
 from sparseread_mcp.models import Intent
 
 BUDGET = 4000

@@ -1,7 +1,7 @@
 """File ranking held out by repository: weights chosen on two repositories, scored on the third.
 
 Used by `python -m bench.repo_bench` (see there). Each issue's file index is built once; then every
-candidate ranking (a `Weights` of sparseread_mcp.filerank) ranks the files of every issue, which is
+candidate ranking (a `Weights` of sparseread_mcp.directory.filerank) ranks the files of every issue, which is
 cheap. For each repository left out, the candidate with the best macro top 5 (then top 1, then the
 order below) over the other two repositories is chosen and scored on the left-out one. The
 sensitivity check multiplies each weight of a ranking by 0.5 and by 2, one at a time, and reports
@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from sparseread_mcp.config import Settings
+from sparseread_mcp.directory.fileindex import FileIndex
+from sparseread_mcp.directory.filerank import DEFAULT_WEIGHTS, TUNABLE, WEIGHTED, Cues, Weights, goal_cues, rank_files
 from sparseread_mcp.engine import ReadEngine
-from sparseread_mcp.fileindex import FileIndex
-from sparseread_mcp.filerank import DEFAULT_WEIGHTS, TUNABLE, WEIGHTED, Cues, Weights, goal_cues, rank_files
 from sparseread_mcp.models import Intent
 from sparseread_mcp.protocol.intents import query_for
 

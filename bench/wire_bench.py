@@ -40,7 +40,7 @@ import anyio
 from mcp import Client, StdioServerParameters
 from mcp.types import CallToolResult, TextContent
 
-from sparseread_mcp.calibrate import doc_file
+from sparseread_mcp.select.calibrate import doc_file
 from sparseread_mcp.tokens import TokenCounter
 
 REPO = Path(__file__).resolve().parent.parent

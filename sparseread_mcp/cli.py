@@ -12,7 +12,7 @@ from pathlib import Path
 from . import __version__
 from .config import LOCATION_CHOICES, Settings, store_setting
 from .errors import SparsereadError
-from .logs import configure as configure_logs
+from .serve.logs import configure as configure_logs
 
 logger = logging.getLogger("sparseread_mcp")
 
@@ -193,10 +193,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _serve(settings: Settings, *, http: bool) -> int:
     from .ceiling import apply_memory_ceiling
-    from .server import create_server
+    from .serve.server import create_server
 
     if http:
-        from .http_app import check_exposure
+        from .serve.http_app import check_exposure
 
         check_exposure(settings)  # before anything is built: a refused server fails at once
     # At server start, not on import: a library user's process keeps its own limits.
@@ -205,7 +205,7 @@ def _serve(settings: Settings, *, http: bool) -> int:
     if not http:
         server.run()
         return 0
-    from .http_app import serve_http
+    from .serve.http_app import serve_http
 
     # stderr, at every log level: a user who started a server needs to know where it is.
     print(http_banner(settings), file=sys.stderr, flush=True)
@@ -215,7 +215,7 @@ def _serve(settings: Settings, *, http: bool) -> int:
 
 def http_banner(settings: Settings) -> str:
     """Where an HTTP server listens, what answers its health check, and whether it wants a token."""
-    from .http_app import HEALTH_PATH
+    from .serve.http_app import HEALTH_PATH
 
     # A wildcard bind is not an address to connect to: show loopback, and say what was bound.
     wildcard = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1", "[::]": "::1"}.get(settings.host)
@@ -234,10 +234,10 @@ def _run_command(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "compact":
         return _compact(args, settings)
     if args.command == "calibrate":
-        from .calibrate import calibrate
         from .locate import LocatorSet
-        from .selection import NOT_CHOSEN
-        from .selector import TABLE
+        from .select.calibrate import calibrate
+        from .select.selection import NOT_CHOSEN
+        from .select.selector import TABLE
 
         locators = LocatorSet(semantic_model=settings.semantic_model, cache_dir=settings.cache_dir)
         selector = calibrate(Path(args.data), passage_chars=settings.passage_chars, locators=locators)
@@ -254,7 +254,7 @@ def _run_command(args: argparse.Namespace, settings: Settings) -> int:
     if args.command in ("bench", "trace"):
         return _bench(args, settings) if args.command == "bench" else _trace(args, settings)
     if args.command == "doctor":
-        from .doctor import diagnose
+        from .commands.doctor import diagnose
 
         checks = diagnose(settings)
         for check in checks:
@@ -310,7 +310,7 @@ def _human(result: object) -> str:
 
 
 def _bench(args: argparse.Namespace, settings: Settings) -> int:
-    from .userbench import bench, render_bench
+    from .commands.userbench import bench, render_bench
 
     as_json = getattr(args, "json", False)
     report = bench(
@@ -328,8 +328,8 @@ def _bench(args: argparse.Namespace, settings: Settings) -> int:
 def _trace(args: argparse.Namespace, settings: Settings) -> int:
     import json
 
+    from .commands.savings import build_trace, render_trace
     from .engine import ReadEngine
-    from .savings import build_trace, render_trace
 
     if settings.store is None:
         print(

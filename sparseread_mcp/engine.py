@@ -9,12 +9,13 @@ from stat import S_ISDIR, S_ISREG
 from typing import Literal
 
 from . import progress
-from .anchors import Target, parse_target
-from .artifacts import Artifact, LruCache, file_index_bytes, fingerprint_of, load_artifact, parsed_bytes
 from .ceiling import released_on_memory_error
-from .collection import Inventory, build_inventory
-from .collection_read import preview_directory, read_directory
+from .commands.savings import build_trace, card_call, preview_call, read_call
 from .config import HARD_RESPONSE_CAP_TOKENS, MIN_BUDGET_TOKENS, Settings
+from .directory.collection import Inventory, build_inventory
+from .directory.collection_read import preview_directory, read_directory
+from .directory.fileindex import FileIndex
+from .directory.repoindex import RepoIndexStore
 from .errors import (
     BinaryArtifact,
     BudgetTooSmall,
@@ -25,13 +26,17 @@ from .errors import (
 )
 from .evidence import Candidate, pointer_for
 from .exact import compact_pack, projection_pack, query_pack
-from .fileindex import FileIndex
+from .files.anchors import Target, parse_target
+from .files.artifacts import Artifact, LruCache, file_index_bytes, fingerprint_of, load_artifact, parsed_bytes
+from .files.indexcache import IndexCache
+from .files.large import large_card, read_range
+from .files.revisions import Revisions
+from .files.roots import ResolvedPath, Roots
+from .files.views import card_pack, full_or_degraded, lines_of, outline_pack
 from .gate.delivery import CoverageFn, Delivery, Extras, deliver_full, deliver_sparse, full_view_spans, page_start
 from .gate.ledger import Ledger
 from .gate.respond import fit_card, fit_pack, fit_preview, minimal_frame
 from .gate.route import choose_route
-from .indexcache import IndexCache
-from .large import large_card, read_range
 from .locate import LocatorSet
 from .locate.exposure import as_form
 from .models import Card, EvidencePack, GateDecision, Intent, OpResult, Preview, Selection
@@ -47,19 +52,14 @@ from .protocol.intents import (
     objective_of,
     query_for,
 )
-from .protocol.persist import open_session_store
 from .protocol.pointers import anchored_span, gone_pack, verify_pointer
 from .protocol.session import Episode, Session, SessionStore
 from .readers.base import Action, ParsedArtifact, Reader
 from .readers.registry import ReaderRegistry, default_registry
-from .repoindex import RepoIndexStore
-from .revisions import Revisions
-from .roots import ResolvedPath, Roots
-from .savings import build_trace, card_call, preview_call, read_call
-from .selection import Selection as ConfigurationSelection
-from .selector import FULL_VIEW, TAU
+from .select.selection import Selection as ConfigurationSelection
+from .select.selector import FULL_VIEW, TAU
+from .stores.persist import open_session_store
 from .tokens import TokenCounter
-from .views import card_pack, full_or_degraded, lines_of, outline_pack
 
 View = Literal["snippets", "card", "outline", "section", "lines", "full", "summary", "compact", "projection"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .anchors import Anchor, format_pointer
+from .files.anchors import Anchor, format_pointer
 from .models import EvidenceItem
 from .readers.base import ParsedArtifact
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from .errors import ConfigError, IntentError
+from .files.roots import Roots
 from .gate.delivery import Delivery, Extras, deliver_sparse
 from .models import EvidencePack, OpResult
 from .readers.base import ParsedArtifact
-from .roots import Roots
 
 
 def query_pack(d: Delivery, parsed: ParsedArtifact, query: str, extras: Extras) -> EvidencePack:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from .artifacts import magic_kind
+from .files.artifacts import magic_kind
+from .files.roots import ResolvedPath
 from .gate.respond import shrink_preview
 from .gate.route import Route
 from .models import ArtifactInfo, EvidenceItem, OutlineItem, Preview
 from .readers.base import OutlineEntry, ParsedArtifact
-from .roots import ResolvedPath
 from .tokens import TokenCounter, stamp_tokens
 
 _SAMPLE_CHARS = 240

@@ -4,9 +4,9 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from sparseread_mcp.anchors import Anchor, format_pointer, parse_anchor, parse_target
 from sparseread_mcp.errors import AnchorError
-from sparseread_mcp.lines import LineIndex
+from sparseread_mcp.files.anchors import Anchor, format_pointer, parse_anchor, parse_target
+from sparseread_mcp.files.lines import LineIndex
 
 lines = st.integers(min_value=1, max_value=10**6)
 

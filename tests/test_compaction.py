@@ -228,7 +228,7 @@ async def test_sro_compact_over_mcp(tmp_path: Path) -> None:
     from mcp import Client
 
     from sparseread_mcp import Settings
-    from sparseread_mcp.server import create_server
+    from sparseread_mcp.serve.server import create_server
 
     original = openai_run(12)
     async with Client(create_server(Settings(roots=(tmp_path,)))) as client:

@@ -83,7 +83,7 @@ def _is_result(block: object) -> bool:
 async def test_user_text_next_to_a_tool_result_survives_sro_compact(tmp_path: Path) -> None:
     from mcp import Client
 
-    from sparseread_mcp.server import create_server
+    from sparseread_mcp.serve.server import create_server
 
     image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
     extra = {3: [{"type": "text", "text": INSTRUCTION}], 6: [image, {"type": "text", "text": "and this one"}]}
@@ -214,7 +214,7 @@ def test_marks_are_the_ones_the_old_patterns_found(text: str) -> None:
 async def test_sro_compact_of_a_hostile_tool_result_answers_in_time(tmp_path: Path) -> None:
     from mcp import Client
 
-    from sparseread_mcp.server import create_server
+    from sparseread_mcp.serve.server import create_server
 
     original = _openai(6, user_after=set())
     original[2]["content"] = "a-" * 100_000  # the 244 s attack, larger
@@ -245,7 +245,7 @@ def _heavy() -> list[dict[str, object]]:
 async def test_a_huge_transcript_stops_at_the_call_limit_with_a_typed_error(tmp_path: Path) -> None:
     from mcp import Client
 
-    from sparseread_mcp.server import create_server
+    from sparseread_mcp.serve.server import create_server
 
     async with Client(create_server(Settings(roots=(tmp_path,), call_timeout_seconds=2))) as client:
         with anyio.fail_after(120):
@@ -387,7 +387,7 @@ def test_deep_nesting_and_huge_counts_are_refused_before_any_walk() -> None:
 async def test_sro_compact_answers_malformed_shapes_with_typed_errors(tmp_path: Path) -> None:
     from mcp import Client
 
-    from sparseread_mcp.server import create_server
+    from sparseread_mcp.serve.server import create_server
 
     cases = [m for _, m, says in MALFORMED if says and isinstance(m, list) and "JSON values" not in says]
     cases.append([{"role": "user", "content": _nested(MAX_DEPTH + 5)}])

@@ -10,7 +10,7 @@ from mcp import Client
 
 from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
 from sparseread_mcp.deadline import TimedOut, deadline
-from sparseread_mcp.server import create_server
+from sparseread_mcp.serve.server import create_server
 
 
 def tree(root: Path) -> None:

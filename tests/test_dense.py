@@ -11,13 +11,13 @@ from docs import long_markdown
 from needs import missing
 
 from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
-from sparseread_mcp.artifacts import load_artifact
+from sparseread_mcp.files.artifacts import load_artifact
+from sparseread_mcp.files.roots import Roots
 from sparseread_mcp.locate import LocatorSet, build_query
 from sparseread_mcp.locate import dense as dense_module
 from sparseread_mcp.readers.base import ParsedArtifact
 from sparseread_mcp.readers.log import LogReader
 from sparseread_mcp.readers.text import TextReader
-from sparseread_mcp.roots import Roots
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,7 @@ from mcp import Client
 from sparseread_mcp import Settings
 from sparseread_mcp import __all__ as public_names
 from sparseread_mcp.cli import build_parser
-from sparseread_mcp.server import create_server
+from sparseread_mcp.serve.server import create_server
 
 README = (REPO / "README.md").read_text()
 SKILL = (REPO / "skills" / "sparseread" / "SKILL.md").read_text()

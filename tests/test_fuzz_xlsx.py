@@ -14,11 +14,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sparseread_mcp.artifacts import load_artifact
 from sparseread_mcp.errors import SparsereadError
+from sparseread_mcp.files.artifacts import load_artifact
+from sparseread_mcp.files.roots import Roots
 from sparseread_mcp.readers.table import TableReader
 from sparseread_mcp.readers.table_workbook import WorkbookLimits
-from sparseread_mcp.roots import Roots
 
 openpyxl = pytest.importorskip("openpyxl")
 pytest.importorskip("duckdb")

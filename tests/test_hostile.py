@@ -15,7 +15,7 @@ from mcp import Client
 
 from sparseread_mcp import ReadEngine, ReadRequest, Settings, StaleArtifact
 from sparseread_mcp.errors import SparsereadError
-from sparseread_mcp.server import create_server
+from sparseread_mcp.serve.server import create_server
 
 
 @pytest.fixture

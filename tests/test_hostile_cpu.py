@@ -22,7 +22,7 @@ from sparseread_mcp.deadline import deadline
 from sparseread_mcp.errors import IntentError, PatternTooSlow
 from sparseread_mcp.locate import patterns
 from sparseread_mcp.locate.patterns import compile_needle
-from sparseread_mcp.server import create_server
+from sparseread_mcp.serve.server import create_server
 
 #: Exponential for `re` (it tries every split of the run before the `!`); `regex` prunes some of that
 #: but still takes over a second on each 1,000-character line, so a file of them runs past any limit.

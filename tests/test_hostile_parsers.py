@@ -221,7 +221,7 @@ def test_composing_yaml_stops_at_the_calls_limit() -> None:
 @pytest.mark.parametrize("reader", ["text", "log"])
 def test_segmenting_a_large_text_or_log_stops_at_the_calls_limit(reader: str) -> None:
     from sparseread_mcp.deadline import TimedOut, deadline
-    from sparseread_mcp.lines import LineIndex
+    from sparseread_mcp.files.lines import LineIndex
     from sparseread_mcp.readers import log, text
 
     index = LineIndex("".join(f"2024-01-01 12:00:00 INFO line {i}\n\n" for i in range(10_000)))

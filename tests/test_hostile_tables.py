@@ -19,14 +19,14 @@ import pytest
 from mcp import Client
 
 from sparseread_mcp import Intent, IntentError, ReadEngine, ReadRequest, Settings
-from sparseread_mcp.artifacts import load_artifact
 from sparseread_mcp.deadline import TimedOut
 from sparseread_mcp.errors import OverLimit, SparsereadError
+from sparseread_mcp.files.artifacts import load_artifact
+from sparseread_mcp.files.roots import Roots
 from sparseread_mcp.readers import table_projection
 from sparseread_mcp.readers.table import TableReader
 from sparseread_mcp.readers.table_files import sweep_left_behind
-from sparseread_mcp.roots import Roots
-from sparseread_mcp.server import create_server
+from sparseread_mcp.serve.server import create_server
 
 openpyxl = pytest.importorskip("openpyxl")
 duckdb = pytest.importorskip("duckdb")

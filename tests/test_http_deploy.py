@@ -22,10 +22,11 @@ from docs import long_markdown
 from mcp import Client
 from test_mcp_transports import free_port
 
-from sparseread_mcp import Settings, http_app
+from sparseread_mcp import Settings
 from sparseread_mcp.cli import build_parser, http_banner
 from sparseread_mcp.errors import ConfigError
-from sparseread_mcp.healthcheck import HEALTH_PATH, probe_url
+from sparseread_mcp.serve import http_app
+from sparseread_mcp.serve.healthcheck import HEALTH_PATH, probe_url
 
 HANG_GUARD = 60.0
 
@@ -207,7 +208,7 @@ def test_the_dockerfile_starts_safely() -> None:
     assert "--allow-unauthenticated" not in dockerfile.split("ENTRYPOINT", 1)[1]
     assert "SPARSEREAD_TOKEN" in dockerfile  # how to pass the token, next to the command
     assert "SPARSEREAD_MAX_MEMORY_MB=" in dockerfile
-    assert 'CMD ["python", "-m", "sparseread_mcp.healthcheck"]' in dockerfile
+    assert 'CMD ["python", "-m", "sparseread_mcp.serve.healthcheck"]' in dockerfile
     assert HEALTH_PATH == http_app.HEALTH_PATH
     ignored = (REPO / ".dockerignore").read_text().splitlines()
     assert ignored[ignored.index("*") :].count("*") == 1 and "!sparseread_mcp/" in ignored  # an allow-list

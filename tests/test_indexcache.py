@@ -9,12 +9,12 @@ from pathlib import Path
 
 from docs import long_markdown
 
-from sparseread_mcp.artifacts import Artifact, load_artifact
-from sparseread_mcp.indexcache import IndexCache
+from sparseread_mcp.files.artifacts import Artifact, load_artifact
+from sparseread_mcp.files.indexcache import IndexCache
+from sparseread_mcp.files.roots import Roots
 from sparseread_mcp.readers.base import ParsedArtifact
 from sparseread_mcp.readers.registry import default_registry
 from sparseread_mcp.readers.text import TextReader
-from sparseread_mcp.roots import Roots
 
 
 class CountingReader(TextReader):

@@ -7,8 +7,9 @@ from importlib.metadata import metadata
 
 import pytest
 
-from sparseread_mcp import Settings, doctor
-from sparseread_mcp.install import extra_hint, extra_requirements, launcher
+from sparseread_mcp import Settings
+from sparseread_mcp.commands import doctor
+from sparseread_mcp.commands.install import extra_hint, extra_requirements, launcher
 
 UVX_PREFIX = "/home/u/.cache/uv/archive-v0/2nwXUMie2NFLUkjm"
 

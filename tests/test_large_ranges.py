@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from sparseread_mcp import large
-from sparseread_mcp.roots import Roots
+from sparseread_mcp.files import large
+from sparseread_mcp.files.roots import Roots
 
 
 @pytest.mark.parametrize("block", [1, 3, 7, 1 << 20])

@@ -16,7 +16,7 @@ from flow import reading_flow
 from mcp import Client, StdioServerParameters
 
 from sparseread_mcp import Settings
-from sparseread_mcp.server import create_server
+from sparseread_mcp.serve.server import create_server
 
 pytestmark = pytest.mark.anyio
 

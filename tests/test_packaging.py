@@ -30,7 +30,7 @@ def test_the_wheel_ships_its_package_data_and_entry_point(wheel: Path) -> None:
         metadata = archive.read(f"{dist_info}/METADATA").decode()
         entry_points = archive.read(f"{dist_info}/entry_points.txt").decode()
         skill = archive.read("sparseread_mcp/skills/sparseread/SKILL.md").decode()
-    assert {"sparseread_mcp/calibration.json", "sparseread_mcp/py.typed", "sparseread_mcp/__main__.py"} <= names
+    assert {"sparseread_mcp/select/calibration.json", "sparseread_mcp/py.typed", "sparseread_mcp/__main__.py"} <= names
     assert skill == (REPO / "skills" / "sparseread" / "SKILL.md").read_text()
     assert not any(n.startswith(("tests/", "bench/")) for n in names)
     assert "sparseread-mcp = sparseread_mcp.cli:main" in entry_points

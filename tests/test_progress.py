@@ -12,7 +12,7 @@ from docs import long_markdown
 from mcp import Client, StdioServerParameters
 
 from sparseread_mcp import Settings, progress
-from sparseread_mcp.server import create_server
+from sparseread_mcp.serve.server import create_server
 
 pytestmark = pytest.mark.anyio
 Seen = list[tuple[float, float | None, str | None]]

@@ -14,8 +14,8 @@ from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
 from sparseread_mcp.errors import IntentError
 from sparseread_mcp.models import EvidencePack, Slot
 from sparseread_mcp.protocol.intents import query_for
-from sparseread_mcp.selection import Selection
-from sparseread_mcp.selector import FULL_VIEW, Selector, group_of
+from sparseread_mcp.select.selection import Selection
+from sparseread_mcp.select.selector import FULL_VIEW, Selector, group_of
 
 WORDS = [
     *("river", "harvest", "council", "market", "winter", "bridge", "ledger", "festival", "copper", "quarry"),

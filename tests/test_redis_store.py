@@ -21,9 +21,9 @@ from sparseread_mcp.config import store_setting
 from sparseread_mcp.errors import ConfigError, MissingDependency
 from sparseread_mcp.gate.ledger import Ledger
 from sparseread_mcp.models import Slot
-from sparseread_mcp.protocol.persist_fields import session_fields
-from sparseread_mcp.protocol.redis_store import RedisSessionStore, _redacted, _split_url
 from sparseread_mcp.protocol.session import MAX_EPISODES, DeliveredItem, Episode, Session
+from sparseread_mcp.stores.persist_fields import session_fields
+from sparseread_mcp.stores.redis_store import RedisSessionStore, _redacted, _split_url
 
 
 def required(reason: str) -> None:
@@ -278,7 +278,7 @@ def test_a_missing_redis_extra_names_the_install_command(monkeypatch: pytest.Mon
 
 
 def test_doctor_says_whether_the_redis_extra_is_importable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from sparseread_mcp.doctor import diagnose
+    from sparseread_mcp.commands.doctor import diagnose
 
     settings = Settings(roots=(tmp_path,), store="redis://127.0.0.1:1/0")
     assert next(c for c in diagnose(settings) if c.name == "redis extra").ok

@@ -10,8 +10,8 @@ import pytest
 from mcp import Client
 
 from sparseread_mcp import ReadEngine, ReadRequest, Settings
-from sparseread_mcp import collection as collection_module
-from sparseread_mcp.server import create_server
+from sparseread_mcp.directory import collection as collection_module
+from sparseread_mcp.serve.server import create_server
 
 
 @pytest.fixture
@@ -69,7 +69,7 @@ async def test_an_internal_failure_is_answered_with_an_error_id_and_logged_with_
         raise RuntimeError("disk gremlin at /very/private/path")
 
     engine.read = broken  # type: ignore[assignment,method-assign]
-    with caplog.at_level(logging.ERROR, logger="sparseread_mcp.server"):
+    with caplog.at_level(logging.ERROR, logger="sparseread_mcp.serve.server"):
         async with Client(create_server(engine.settings, engine=engine)) as client:
             result = await client.call_tool("sro_read", {"target": "notes.md"})
     message = result.content[0].text  # type: ignore[union-attr]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sparseread_mcp import ReadEngine, ReadRequest, Settings
-from sparseread_mcp.artifacts import LruCache
+from sparseread_mcp.files.artifacts import LruCache
 
 
 def test_the_least_recently_used_go_first_when_the_byte_budget_is_exceeded() -> None:

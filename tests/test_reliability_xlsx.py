@@ -11,7 +11,7 @@ from mcp import Client
 
 from sparseread_mcp import ReadEngine, ReadRequest, Settings
 from sparseread_mcp.errors import ConfigError, OverLimit
-from sparseread_mcp.server import create_server
+from sparseread_mcp.serve.server import create_server
 
 openpyxl = pytest.importorskip("openpyxl")
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sparseread_mcp import fileindex, filerank
 from sparseread_mcp.config import Settings
+from sparseread_mcp.directory import fileindex, filerank
+from sparseread_mcp.directory.filerank import goal_cues
 from sparseread_mcp.engine import ReadEngine, ReadRequest
-from sparseread_mcp.filerank import goal_cues
 from sparseread_mcp.models import Intent
 
 PRINTER = '''"""Printers."""
@@ -120,7 +120,7 @@ def test_a_damaged_stored_index_is_rebuilt_not_trusted(repo: Path, tmp_path: Pat
 
 
 def test_stored_indexes_past_the_limit_are_pruned_oldest_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from sparseread_mcp import repoindex
+    from sparseread_mcp.directory import repoindex
 
     monkeypatch.setattr(repoindex, "MAX_STORED", 2)
     cache = tmp_path / "cache"

@@ -15,7 +15,7 @@ from sparseread_mcp import BudgetTooSmall, Intent, ReadEngine, ReadRequest, Sett
 from sparseread_mcp.config import MIN_BUDGET_TOKENS
 from sparseread_mcp.gate.respond import fit_card, fit_pack, handle_reserve, shrink_pack
 from sparseread_mcp.protocol.card import build_card
-from sparseread_mcp.server import _with_handle, create_server
+from sparseread_mcp.serve.server import _with_handle, create_server
 from sparseread_mcp.wire import wire_dict, wire_json
 
 ACTIONS = ("scout", "focus", "collect", "refine", "verify")

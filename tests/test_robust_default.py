@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
-from sparseread_mcp.calibrate import Answered, calibrate_from
-from sparseread_mcp.selection import Selection
-from sparseread_mcp.selector import FULL_VIEW, MIN_REQUESTS, Selector, group_of
+from sparseread_mcp.select.calibrate import Answered, calibrate_from
+from sparseread_mcp.select.selection import Selection
+from sparseread_mcp.select.selector import FULL_VIEW, MIN_REQUESTS, Selector, group_of
 
 LONG = "text|>32k|selective fact"
 SHORT = "markdown|<=8k|selective fact"

@@ -13,13 +13,13 @@ import pytest
 from mcp import Client
 
 from sparseread_mcp import Intent, OutsideRoots, ReadEngine, ReadRequest, Settings
-from sparseread_mcp.artifacts import load_artifact
-from sparseread_mcp.collection_read import read_directory
+from sparseread_mcp.directory.collection_read import read_directory
 from sparseread_mcp.errors import ConfigError, SparsereadError
-from sparseread_mcp.indexcache import IndexCache
-from sparseread_mcp.roots import Roots
-from sparseread_mcp.safeopen import MAX_LINKS, open_beneath
-from sparseread_mcp.server import create_server
+from sparseread_mcp.files.artifacts import load_artifact
+from sparseread_mcp.files.indexcache import IndexCache
+from sparseread_mcp.files.roots import Roots
+from sparseread_mcp.files.safeopen import MAX_LINKS, open_beneath
+from sparseread_mcp.serve.server import create_server
 
 MARKER = "OUTSIDE-MARKER-7731"
 INSIDE = "secret inside: the innocent victim file\n"

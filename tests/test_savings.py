@@ -14,9 +14,9 @@ from docs import long_markdown
 from mcp import Client
 
 from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
+from sparseread_mcp.commands.savings import bar, build_trace, render_trace
 from sparseread_mcp.progressbar import ProgressBar
-from sparseread_mcp.savings import bar, build_trace, render_trace
-from sparseread_mcp.server import create_server
+from sparseread_mcp.serve.server import create_server
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -9,13 +9,13 @@ import pytest
 from docs import long_markdown
 
 from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
-from sparseread_mcp.artifacts import load_artifact
+from sparseread_mcp.files.artifacts import load_artifact
+from sparseread_mcp.files.roots import Roots
 from sparseread_mcp.locate import LocatorSet, build_query
 from sparseread_mcp.locate.exposure import plan_exposure, regions
 from sparseread_mcp.readers.text import TextReader
-from sparseread_mcp.roots import Roots
-from sparseread_mcp.selection import Selection
-from sparseread_mcp.selector import FULL_VIEW, MIN_REQUESTS, Selector, group_of
+from sparseread_mcp.select.selection import Selection
+from sparseread_mcp.select.selector import FULL_VIEW, MIN_REQUESTS, Selector, group_of
 
 
 def table_with(group: str, entries: dict[str, tuple[int, int, int]]) -> Selector:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sparseread_mcp.selector import FULL_VIEW, MIN_REQUESTS, Selector, group_of, size_band, wilson_lower
+from sparseread_mcp.select.selector import FULL_VIEW, MIN_REQUESTS, Selector, group_of, size_band, wilson_lower
 
 
 def test_wilson_lower_bound_matches_the_formula() -> None:
@@ -80,8 +80,8 @@ def test_the_table_round_trips(tmp_path: Path) -> None:
 
 
 def test_calibration_on_the_development_sets(tmp_path: Path, tatqa: Path) -> None:
-    from sparseread_mcp.calibrate import calibrate, half_of, requests
     from sparseread_mcp.locate import LocatorSet
+    from sparseread_mcp.select.calibrate import calibrate, half_of, requests
 
     data = tmp_path / "data"
     data.mkdir()

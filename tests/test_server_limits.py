@@ -16,10 +16,10 @@ from mcp import Client
 
 from sparseread_mcp import ReadEngine, Settings
 from sparseread_mcp.gate.ledger import Ledger
-from sparseread_mcp.protocol import persist
-from sparseread_mcp.protocol.persist import SqliteSessionStore
 from sparseread_mcp.protocol.session import DeliveredItem, Episode, Session
-from sparseread_mcp.server import MAX_ERROR_CHARS, create_server
+from sparseread_mcp.serve.server import MAX_ERROR_CHARS, create_server
+from sparseread_mcp.stores import persist
+from sparseread_mcp.stores.persist import SqliteSessionStore
 from sparseread_mcp.tokens import TokenCounter
 
 pytestmark = pytest.mark.anyio
@@ -111,7 +111,7 @@ async def test_reads_and_the_card_go_on_when_the_sqlite_store_is_locked(
     monkeypatch.setattr(persist, "_BUSY_SECONDS", 0.05)  # a locked file fails fast here, not after 2 s
     db = tmp_path / "state" / "sessions.db"
     server = create_server(Settings(roots=(docs_root(tmp_path),), location="bm25", store=db))
-    caplog.set_level(logging.ERROR, logger="sparseread_mcp.protocol.persist")
+    caplog.set_level(logging.ERROR, logger="sparseread_mcp.stores.persist")
     with anyio.fail_after(60):
         async with Client(server) as client:
             first = await client.call_tool("sro_read", {"target": "manual.md", "intent": {"goal": "turbine harbor"}})

@@ -5,9 +5,9 @@ from pathlib import Path
 from conftest import FIXTURES, source_at
 from docs import long_markdown, single_line
 
-from sparseread_mcp.artifacts import load_artifact
+from sparseread_mcp.files.artifacts import load_artifact
+from sparseread_mcp.files.roots import Roots
 from sparseread_mcp.readers.text import TextReader
-from sparseread_mcp.roots import Roots
 
 
 def parse(path: Path, passage_chars: int = 600):  # type: ignore[no-untyped-def]

@@ -24,7 +24,7 @@ from sparseread_mcp.models import (
     SlotCoverage,
     Verification,
 )
-from sparseread_mcp.server import create_server
+from sparseread_mcp.serve.server import create_server
 from sparseread_mcp.tokens import TokenCounter
 from sparseread_mcp.wire import PROTOCOL, wire_dict, wire_json
 

@@ -15,10 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..anchors import format_pointer
 from ..deadline import checkpoint
 from ..errors import BudgetTooSmall
 from ..evidence import Candidate, item_for
+from ..files.anchors import format_pointer
 from ..models import (
     ArtifactRef,
     EpisodeRef,

@@ -20,9 +20,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..atomicfile import write_atomically
+from ..commands.install import extra_hint
 from ..errors import ConfigError
-from ..install import extra_hint
+from ..files.atomicfile import write_atomically
 from ..readers.base import ParsedArtifact
 from .base import Query, needle_hits
 from .bm25 import Bm25Locator

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import difflib
 
-from ..anchors import Anchor, Target
 from ..errors import AnchorError
+from ..files.anchors import Anchor, Target
+from ..files.lines import LineIndex
 from ..gate.respond import evidence_pack
-from ..lines import LineIndex
 from ..models import ArtifactRef, EpisodeRef, EvidencePack, Exposure, Gate, Verification
 from ..readers.base import ParsedArtifact
 

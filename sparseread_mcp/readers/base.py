@@ -6,10 +6,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
-from ..anchors import Anchor
-from ..artifacts import Artifact
 from ..errors import AnchorError
-from ..lines import LineIndex
+from ..files.anchors import Anchor
+from ..files.artifacts import Artifact
+from ..files.lines import LineIndex
 from ..models import OpResult
 
 Action = Literal["scout", "focus", "collect", "refine", "verify"]

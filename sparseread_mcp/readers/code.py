@@ -14,10 +14,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..artifacts import Artifact
 from ..deadline import TimedOut, checkpoint
 from ..errors import MissingDependency, UnsupportedArtifact
-from ..lines import LineIndex
+from ..files.artifacts import Artifact
+from ..files.lines import LineIndex
 from .base import Action, OutlineEntry, ParsedArtifact, Passage
 from .code_languages import BY_SUFFIX, LanguageSpec
 

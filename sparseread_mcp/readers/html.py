@@ -12,8 +12,8 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
-from ..artifacts import Artifact
-from ..lines import LineIndex
+from ..files.artifacts import Artifact
+from ..files.lines import LineIndex
 from .base import Action, ParsedArtifact
 from .text import text_structure
 

@@ -13,10 +13,10 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..artifacts import Artifact
 from ..deadline import checkpoint
-from ..lines import LineIndex
-from ..safeopen import open_no_follow, read_head
+from ..files.artifacts import Artifact
+from ..files.lines import LineIndex
+from ..files.safeopen import open_no_follow, read_head
 from .base import Action, OutlineEntry, ParsedArtifact, Passage
 
 LOG_SUFFIXES = frozenset({".log"})

@@ -12,11 +12,11 @@ import dataclasses
 from collections import Counter
 from pathlib import Path
 
-from ..artifacts import Artifact
+from ..commands.install import extra_hint
 from ..deadline import checkpoint
 from ..errors import MissingDependency, UnsupportedArtifact
-from ..install import extra_hint
-from ..lines import LineIndex
+from ..files.artifacts import Artifact
+from ..files.lines import LineIndex
 from ..progress import report
 from .base import Action, OutlineEntry, PageAnchors, ParsedArtifact
 from .text import text_structure

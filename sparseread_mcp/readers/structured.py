@@ -14,10 +14,10 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..anchors import Anchor
-from ..artifacts import Artifact
 from ..errors import AnchorError, IntentError
-from ..lines import LineIndex
+from ..files.anchors import Anchor
+from ..files.artifacts import Artifact
+from ..files.lines import LineIndex
 from ..models import OpResult
 from .base import Action, LineAnchors, OutlineEntry, ParsedArtifact, Passage
 from .structured_nodes import Node, json_nodes, toml_nodes, yaml_nodes

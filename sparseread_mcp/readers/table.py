@@ -13,10 +13,10 @@ import dataclasses
 import io
 from pathlib import Path
 
-from ..anchors import Anchor
-from ..artifacts import Artifact
 from ..errors import AnchorError
-from ..lines import LineIndex
+from ..files.anchors import Anchor
+from ..files.artifacts import Artifact
+from ..files.lines import LineIndex
 from .base import Action, LineAnchors, OutlineEntry, ParsedArtifact, Passage
 from .table_load import TableSource
 from .table_query import MAX_ROWS, TableLimits, TableQueries

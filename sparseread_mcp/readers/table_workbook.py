@@ -15,10 +15,10 @@ import re
 import zipfile
 from dataclasses import dataclass
 
-from ..artifacts import Artifact
 from ..config import Settings
 from ..deadline import checkpoint
 from ..errors import MissingDependency, OverLimit, SparsereadError, UnsupportedArtifact
+from ..files.artifacts import Artifact
 
 #: A workbook with more parts than this is not an office document.
 MAX_MEMBERS = 10_000

@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..artifacts import Artifact
 from ..deadline import checkpoint
-from ..lines import LineIndex
+from ..files.artifacts import Artifact
+from ..files.lines import LineIndex
 from .base import Action, OutlineEntry, ParsedArtifact, Passage, PassageKind
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".mkd", ".mdx"})

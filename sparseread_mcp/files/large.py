@@ -5,13 +5,10 @@ from __future__ import annotations
 import hashlib
 import os
 
-from . import safeopen
-from .anchors import Anchor, Target, format_lines, format_pointer
-from .artifacts import content_rev
-from .deadline import checkpoint
-from .errors import AnchorError, BudgetTooSmall
-from .gate.respond import SLACK_TOKENS, evidence_pack, fit_pack, pointers_note, shrink_pack
-from .models import (
+from ..deadline import checkpoint
+from ..errors import AnchorError, BudgetTooSmall
+from ..gate.respond import SLACK_TOKENS, evidence_pack, fit_pack, pointers_note, shrink_pack
+from ..models import (
     ArtifactInfo,
     ArtifactRef,
     EpisodeRef,
@@ -21,9 +18,12 @@ from .models import (
     Gate,
     Preview,
 )
+from ..tokens import TokenCounter, stamp_tokens
+from ..wire import wire_json
+from . import safeopen
+from .anchors import Anchor, Target, format_lines, format_pointer
+from .artifacts import content_rev
 from .roots import ResolvedPath
-from .tokens import TokenCounter, stamp_tokens
-from .wire import wire_json
 
 _BLOCK = 1 << 20
 #: A line range holding more than this cannot fit any budget: refused before it fills memory.

@@ -22,18 +22,18 @@ from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnno
 from mcp.types import Tool as MCPTool
 from pydantic import BaseModel, Field, JsonValue, ValidationError
 
-from . import __version__, progress
-from .ceiling import over_ceiling_message
-from .compaction import CompactionSettings, DefaultRouter, compact_messages
-from .config import HARD_RESPONSE_CAP_TOKENS, MIN_BUDGET_TOKENS, Settings
-from .deadline import deadline
-from .engine import ReadEngine, ReadRequest, View
-from .errors import OutOfMemory, SparsereadError
-from .gate.respond import handle_reserve
-from .models import Intent
-from .readers.base import Action
-from .tokens import TokenCounter, stamp_tokens
-from .wire import wire_dict
+from .. import __version__, progress
+from ..ceiling import over_ceiling_message
+from ..compaction import CompactionSettings, DefaultRouter, compact_messages
+from ..config import HARD_RESPONSE_CAP_TOKENS, MIN_BUDGET_TOKENS, Settings
+from ..deadline import deadline
+from ..engine import ReadEngine, ReadRequest, View
+from ..errors import OutOfMemory, SparsereadError
+from ..gate.respond import handle_reserve
+from ..models import Intent
+from ..readers.base import Action
+from ..tokens import TokenCounter, stamp_tokens
+from ..wire import wire_dict
 
 logger = logging.getLogger(__name__)
 

@@ -24,9 +24,9 @@ from typing import Literal
 
 import numpy as np
 
-from .deadline import checkpoint
+from ..deadline import checkpoint
+from ..locate.terms import terms
 from .fileindex import FileIndex, code_like
-from .locate.terms import terms
 
 #: Goal characters looked at (a pasted log beyond this adds noise, not names).
 MAX_GOAL_CHARS = 20_000

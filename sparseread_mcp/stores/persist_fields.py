@@ -14,7 +14,7 @@ from typing import Any
 
 from ..gate.ledger import Ledger
 from ..models import Intent, Slot, SlotCoverage
-from .session import MAX_CALLS, MAX_EPISODES, CallRecord, DeliveredItem, Episode, Session
+from ..protocol.session import MAX_CALLS, MAX_EPISODES, CallRecord, DeliveredItem, Episode, Session
 
 META = "meta"
 CALLS = "calls"

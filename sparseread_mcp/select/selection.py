@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .artifacts import LruCache
-from .config import Settings
-from .locate import LocatorSet
-from .models import Intent
-from .readers.base import ParsedArtifact
+from ..config import Settings
+from ..files.artifacts import LruCache
+from ..locate import LocatorSet
+from ..models import Intent
+from ..readers.base import ParsedArtifact
 from .selector import Choice, Selector, group_of, intent_type
 
 _NO_SEMANTIC = "; dense and hybrid need the semantic extra (not installed): BM25 and lexical only"

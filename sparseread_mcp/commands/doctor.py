@@ -7,13 +7,13 @@ import shutil
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 
-from .config import Settings
-from .errors import SparsereadError
+from ..config import Settings
+from ..errors import SparsereadError
+from ..files.roots import Roots
+from ..locate import SEMANTIC_METHODS, semantic_available
+from ..readers.code_languages import LANGUAGES
+from ..tokens import TokenCounter
 from .install import extra_hint
-from .locate import SEMANTIC_METHODS, semantic_available
-from .readers.code_languages import LANGUAGES
-from .roots import Roots
-from .tokens import TokenCounter
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,8 +14,8 @@ import statistics
 import time
 from collections import defaultdict
 
-from .models import ArtifactTrace, CallTrace, Card, EvidencePack, Preview, Trace
-from .protocol.session import CallRecord, Session
+from ..models import ArtifactTrace, CallTrace, Card, EvidencePack, Preview, Trace
+from ..protocol.session import CallRecord, Session
 
 #: Calls listed in a trace's `recent` (the totals always cover every kept call).
 RECENT_CALLS = 12

@@ -15,8 +15,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import OutsideRoots, UnsupportedArtifact
 from . import safeopen
-from .errors import OutsideRoots, UnsupportedArtifact
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

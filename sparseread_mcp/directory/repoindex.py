@@ -16,11 +16,11 @@ import os
 import threading
 from pathlib import Path
 
-from .artifacts import LruCache
+from ..config import Settings
+from ..files.artifacts import LruCache
+from ..files.roots import ResolvedPath, Roots
 from .collection import FileEntry
-from .config import Settings
 from .fileindex import FileFeatures, FileIndex, load_features
-from .roots import ResolvedPath, Roots
 
 logger = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """The container's health check: probe /healthz when the server in the container serves HTTP.
 
-`python -m sparseread_mcp.healthcheck` reads the command line of the container's main process
+`python -m sparseread_mcp.serve.healthcheck` reads the command line of the container's main process
 (/proc/1/cmdline). A server run over stdio (`docker run -i ... image` with other arguments) has no port
 to probe and is healthy while it runs; an HTTP server is probed on its port, on loopback unless it was
 bound to one particular address.

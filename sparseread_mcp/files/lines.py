@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
+from ..errors import AnchorError
 from .anchors import Anchor
-from .errors import AnchorError
 
 
 class LineIndex:

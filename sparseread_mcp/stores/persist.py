@@ -17,8 +17,8 @@ from pathlib import Path
 
 from ..errors import StoreUnavailable
 from ..models import Intent
+from ..protocol.session import MAX_SESSIONS, SESSION_TTL_SECONDS, CallRecord, Session, SessionStore
 from .persist_fields import episode_from_state, episode_state
-from .session import MAX_SESSIONS, SESSION_TTL_SECONDS, CallRecord, Session, SessionStore
 
 logger = logging.getLogger(__name__)
 

@@ -10,19 +10,17 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING
 
-from .anchors import format_lines
-from .artifacts import content_rev
-from .code_answer import CODE_SHARE, ranked_code
-from .collection import Inventory, inventory_lines
-from .deadline import checkpoint
-from .errors import IntentError, OutsideRoots, SparsereadError, UnsupportedArtifact
-from .evidence import Hit, item_for, passage_candidate
-from .filerank import is_source
-from .gate.delivery import serialized_chars
-from .gate.ledger import Ledger
-from .gate.respond import evidence_pack, fit_pack, fit_preview, pointers_note, shrink_pack
-from .locate.patterns import literal_needle
-from .models import (
+from ..deadline import checkpoint
+from ..errors import IntentError, OutsideRoots, SparsereadError, UnsupportedArtifact
+from ..evidence import Hit, item_for, passage_candidate
+from ..files.anchors import format_lines
+from ..files.artifacts import content_rev
+from ..files.roots import ResolvedPath
+from ..gate.delivery import serialized_chars
+from ..gate.ledger import Ledger
+from ..gate.respond import evidence_pack, fit_pack, fit_preview, pointers_note, shrink_pack
+from ..locate.patterns import literal_needle
+from ..models import (
     ArtifactInfo,
     ArtifactRef,
     EpisodeRef,
@@ -36,15 +34,17 @@ from .models import (
     Preview,
     SlotCoverage,
 )
-from .protocol.actions import slots_of
-from .protocol.coverage import summarize, support
-from .protocol.intents import objective_of, query_for
-from .protocol.session import DeliveredItem, Episode, Session
-from .roots import ResolvedPath
-from .tokens import stamp_tokens
+from ..protocol.actions import slots_of
+from ..protocol.coverage import summarize, support
+from ..protocol.intents import objective_of, query_for
+from ..protocol.session import DeliveredItem, Episode, Session
+from ..tokens import stamp_tokens
+from .code_answer import CODE_SHARE, ranked_code
+from .collection import Inventory, inventory_lines
+from .filerank import is_source
 
 if TYPE_CHECKING:
-    from .engine import ReadEngine
+    from ..engine import ReadEngine
     from .fileindex import FileIndex
 
 TOP_FILES = 6

@@ -22,16 +22,16 @@ from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as installed_version
 from pathlib import Path
 
+from ..errors import ConfigError
+from ..readers.base import ParsedArtifact, Reader
 from .artifacts import Artifact
 from .atomicfile import write_atomically
-from .errors import ConfigError
-from .readers.base import ParsedArtifact, Reader
 from .roots import Roots
 
 logger = logging.getLogger(__name__)
 
 #: Bump when the pickled shape changes in a way the package version does not capture.
-FORMAT = 1
+FORMAT = 2  # 2: modules moved into packages (pickles name their classes by module)
 #: Writes between two checks of the folder's size.
 PRUNE_EVERY = 64
 #: Fields rebuilt on every load: the artifact (this replica's path and git state) and per-process indexes.

@@ -24,15 +24,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from .artifacts import load_artifact
-from .errors import SparsereadError
-from .locate import SEMANTIC_METHODS, LocatorSet
-from .locate.base import build_query
-from .locate.exposure import EXPOSURE_FORMS, as_form, plan_exposure
-from .protocol.actions import exposure_chars
-from .readers.base import ParsedArtifact
-from .readers.registry import default_registry
-from .roots import Roots
+from ..errors import SparsereadError
+from ..files.artifacts import load_artifact
+from ..files.roots import Roots
+from ..locate import SEMANTIC_METHODS, LocatorSet
+from ..locate.base import build_query
+from ..locate.exposure import EXPOSURE_FORMS, as_form, plan_exposure
+from ..protocol.actions import exposure_chars
+from ..readers.base import ParsedArtifact
+from ..readers.registry import default_registry
 from .selector import FULL_VIEW, RobustStats, Selector, configuration_name, group_of, intent_type, size_band
 
 log = logging.getLogger(__name__)

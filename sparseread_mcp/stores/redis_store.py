@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from ..commands.install import extra_hint
 from ..errors import ConfigError, MissingDependency, SparsereadError
-from ..install import extra_hint
+from ..protocol.session import MAX_SESSIONS, Session, SessionStore
 from .persist_fields import apply_fields, merge_fields, session_fields
-from .session import MAX_SESSIONS, Session, SessionStore
 
 if TYPE_CHECKING:
     from redis import Redis

@@ -19,13 +19,13 @@ from pathlib import Path
 
 import numpy as np
 
-from . import safeopen
+from ..deadline import checkpoint
+from ..errors import OutsideRoots, UnsupportedArtifact
+from ..files import safeopen
+from ..files.roots import ResolvedPath
+from ..locate.terms import terms
+from ..progress import report
 from .collection import MAX_CONTENT_BYTES, FileEntry
-from .deadline import checkpoint
-from .errors import OutsideRoots, UnsupportedArtifact
-from .locate.terms import terms
-from .progress import report
-from .roots import ResolvedPath
 
 INDEX_HEAD_BYTES = 65_536
 #: Definitions are looked for in this much of each file (a 34 KB median source file fits whole).
@@ -255,7 +255,7 @@ class FileIndex:
     # -- persistence ---------------------------------------------------------------------------------
     def save(self, path: Path) -> None:
         """Write the per-file features as arrays (no pickles), whole or not at all."""
-        from .atomicfile import write_atomically
+        from ..files.atomicfile import write_atomically
 
         vocab: dict[str, int] = {}
         indptr, term_ids, tfs, names, lines, sym_ptr = [0], [], [], [], [], [0]

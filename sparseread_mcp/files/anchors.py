@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from .errors import AnchorError
+from ..errors import AnchorError
 
 AnchorKind = Literal["lines", "columns", "page", "row", "keypath", "section"]
 

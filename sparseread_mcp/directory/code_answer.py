@@ -11,18 +11,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .deadline import checkpoint
-from .errors import SparsereadError
-from .evidence import Candidate, Hit, item_for
+from ..deadline import checkpoint
+from ..errors import SparsereadError
+from ..evidence import Candidate, Hit, item_for
+from ..locate.base import Query
+from ..models import Intent, OpResult
+from ..protocol.intents import query_for
+from ..readers.base import OutlineEntry, ParsedArtifact
 from .filerank import DEFAULT_WEIGHTS, Cues, RankedFile, Weights, goal_cues, query_terms_of, rank_files
-from .locate.base import Query
-from .models import Intent, OpResult
-from .protocol.intents import query_for
-from .readers.base import OutlineEntry, ParsedArtifact
 
 if TYPE_CHECKING:
+    from ..engine import ReadEngine
     from .collection import Inventory
-    from .engine import ReadEngine
 
 #: A directory is read as code when at least this share of its indexed files are source files.
 CODE_SHARE = 0.2

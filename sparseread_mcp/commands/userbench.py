@@ -22,11 +22,11 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
-from .config import Settings
-from .engine import ReadEngine, ReadRequest
-from .errors import SparsereadError
-from .models import Intent, Preview
-from .progressbar import ProgressBar
+from ..config import Settings
+from ..engine import ReadEngine, ReadRequest
+from ..errors import SparsereadError
+from ..models import Intent, Preview
+from ..progressbar import ProgressBar
 from .savings import build_trace
 
 T = TypeVar("T")

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from stat import S_ISDIR, S_ISLNK, S_ISREG
 
-from . import safeopen
-from .artifacts import looks_binary
-from .deadline import checkpoint
-from .errors import OutsideRoots, UnsupportedArtifact
-from .readers.registry import ReaderRegistry
-from .roots import ResolvedPath
+from ..deadline import checkpoint
+from ..errors import OutsideRoots, UnsupportedArtifact
+from ..files import safeopen
+from ..files.artifacts import looks_binary
+from ..files.roots import ResolvedPath
+from ..readers.registry import ReaderRegistry
 
 COLLAPSED = frozenset(
     {
@@ -219,7 +219,7 @@ def _file_type(location: ResolvedPath, dirfd: int, name: str, rel: str, registry
     if not reader.binary and looks_binary(head):
         return "binary"
     if reader.name == "code":
-        from .readers.code_languages import BY_SUFFIX
+        from ..readers.code_languages import BY_SUFFIX
 
         return BY_SUFFIX[path.suffix.lower()].name
     if reader.name == "text":

@@ -6,14 +6,14 @@ A view that does not fit never truncates silently: the pack names the view actua
 
 from __future__ import annotations
 
-from .errors import BudgetTooSmall
-from .gate.delivery import Delivery, Extras, deliver_full, deliver_sparse
-from .gate.respond import MIN_OUTLINE_TOKENS, shrink_preview
-from .gate.route import Route
-from .models import EvidencePack, GateDecision
-from .preview import build_preview
-from .readers.base import ParsedArtifact
-from .tokens import TokenCounter, stamp_tokens
+from ..errors import BudgetTooSmall
+from ..gate.delivery import Delivery, Extras, deliver_full, deliver_sparse
+from ..gate.respond import MIN_OUTLINE_TOKENS, shrink_preview
+from ..gate.route import Route
+from ..models import EvidencePack, GateDecision
+from ..preview import build_preview
+from ..readers.base import ParsedArtifact
+from ..tokens import TokenCounter, stamp_tokens
 
 
 def outline_pack(

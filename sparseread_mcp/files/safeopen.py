@@ -23,8 +23,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .deadline import checkpoint
-from .errors import OutsideRoots, UnsupportedArtifact
+from ..deadline import checkpoint
+from ..errors import OutsideRoots, UnsupportedArtifact
 
 #: Symlinks followed in one open, like the kernel's own limit.
 MAX_LINKS = 40

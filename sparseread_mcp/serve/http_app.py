@@ -17,8 +17,8 @@ from mcp.server import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .config import Settings
-from .errors import ConfigError
+from ..config import Settings
+from ..errors import ConfigError
 
 logger = logging.getLogger(__name__)
 

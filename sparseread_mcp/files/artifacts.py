@@ -10,13 +10,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, TypeVar
 
-from .errors import BinaryArtifact, UnsupportedArtifact
+from ..errors import BinaryArtifact, UnsupportedArtifact
 from .gitrev import blob_sha
 from .roots import ResolvedPath
 
 if TYPE_CHECKING:
-    from .fileindex import FileIndex
-    from .readers.base import ParsedArtifact
+    from ..directory.fileindex import FileIndex
+    from ..readers.base import ParsedArtifact
 
 #: Bytes inspected for NUL when deciding whether a file is text.
 _SNIFF_BYTES = 8192

@@ -1,0 +1,1 @@
+"""Which reader configuration answers a request: the selector, its calibration table and the tool that builds it."""

@@ -1,0 +1,1 @@
+"""The MCP surface: the tools, the HTTP app and its guards, health checks and logs."""

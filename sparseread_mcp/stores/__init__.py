@@ -1,0 +1,1 @@
+"""Where reading sessions persist: SQLite and Redis, and the one serialization of their fields."""

@@ -14,7 +14,7 @@ from .commands.savings import build_trace, card_call, preview_call, read_call
 from .config import HARD_RESPONSE_CAP_TOKENS, MIN_BUDGET_TOKENS, Settings
 from .directory.collection import Inventory, build_inventory
 from .directory.collection_read import preview_directory, read_directory
-from .directory.fileindex import FileIndex
+from .directory.fileindex import FileIndex, file_index_bytes
 from .directory.repoindex import RepoIndexStore
 from .errors import (
     BinaryArtifact,
@@ -27,7 +27,7 @@ from .errors import (
 from .evidence import Candidate, pointer_for
 from .exact import compact_pack, projection_pack, query_pack
 from .files.anchors import Target, parse_target
-from .files.artifacts import Artifact, LruCache, file_index_bytes, fingerprint_of, load_artifact, parsed_bytes
+from .files.artifacts import Artifact, LruCache, fingerprint_of, load_artifact
 from .files.indexcache import IndexCache
 from .files.large import large_card, read_range
 from .files.revisions import Revisions
@@ -54,7 +54,7 @@ from .protocol.intents import (
 )
 from .protocol.pointers import anchored_span, gone_pack, verify_pointer
 from .protocol.session import Episode, Session, SessionStore
-from .readers.base import Action, ParsedArtifact, Reader
+from .readers.base import Action, ParsedArtifact, Reader, parsed_bytes
 from .readers.registry import ReaderRegistry, default_registry
 from .select.selection import Selection as ConfigurationSelection
 from .select.selector import FULL_VIEW, TAU

@@ -21,8 +21,8 @@ from ..readers.base import OutlineEntry, ParsedArtifact
 from .filerank import DEFAULT_WEIGHTS, Cues, RankedFile, Weights, goal_cues, query_terms_of, rank_files
 
 if TYPE_CHECKING:
-    from ..engine import ReadEngine
     from .collection import Inventory
+    from .context import DirectoryContext
 
 #: A directory is read as code when at least this share of its indexed files are source files.
 CODE_SHARE = 0.2
@@ -40,7 +40,7 @@ TRACEBACK_BONUS = 3.0
 RANKING: Weights = DEFAULT_WEIGHTS
 
 
-def ranked_code(engine: ReadEngine, inventory: Inventory, intent: Intent) -> tuple[list[Hit], OpResult]:
+def ranked_code(engine: DirectoryContext, inventory: Inventory, intent: Intent) -> tuple[list[Hit], OpResult]:
     index = engine.file_index(inventory)
     goal = intent.goal or " ".join(s.question for s in intent.slots or [])
     needles = [str(n) for n in intent.needles or []]
@@ -77,7 +77,7 @@ def ranked_code(engine: ReadEngine, inventory: Inventory, intent: Intent) -> tup
 
 
 def _best_symbols(
-    engine: ReadEngine, parsed: ParsedArtifact, found: RankedFile, cues: Cues, query: Query
+    engine: DirectoryContext, parsed: ParsedArtifact, found: RankedFile, cues: Cues, query: Query
 ) -> list[Candidate]:
     """The file's best symbol-sized spans: whole bodies when short, else their best passage."""
     passages = engine.locator.rank(parsed, query)

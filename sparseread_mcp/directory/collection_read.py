@@ -44,7 +44,7 @@ from .collection import Inventory, inventory_lines
 from .filerank import is_source
 
 if TYPE_CHECKING:
-    from ..engine import ReadEngine
+    from .context import DirectoryContext
     from .fileindex import FileIndex
 
 TOP_FILES = 6
@@ -54,7 +54,7 @@ SEARCH_SKIP_TYPES = frozenset({"binary", "unreadable", "pdf", "xlsx", "parquet"}
 _READ_HINT = "read a file's passage: sro_read(pointer)"
 
 
-def preview_directory(engine: ReadEngine, inventory: Inventory, budget: int) -> Preview:
+def preview_directory(engine: DirectoryContext, inventory: Inventory, budget: int) -> Preview:
     rows = inventory_lines(inventory, depth=3, entries=200)
     base = Preview(
         artifact=ArtifactInfo(
@@ -85,7 +85,7 @@ def preview_directory(engine: ReadEngine, inventory: Inventory, budget: int) -> 
 
 
 def read_directory(
-    engine: ReadEngine,
+    engine: DirectoryContext,
     session: Session,
     inventory: Inventory,
     *,
@@ -138,7 +138,7 @@ def _is_code(index: FileIndex) -> bool:
     return bool(index.files) and sum(is_source(f.path) for f in index.files) >= CODE_SHARE * len(index.files)
 
 
-def _ranked(engine: ReadEngine, inventory: Inventory, intent: Intent, *, collect: bool) -> list[Hit]:
+def _ranked(engine: DirectoryContext, inventory: Inventory, intent: Intent, *, collect: bool) -> list[Hit]:
     index = engine.file_index(inventory)
     hits: list[tuple[float, Hit]] = []
     slot_queries = (
@@ -187,7 +187,7 @@ def _ranked(engine: ReadEngine, inventory: Inventory, intent: Intent, *, collect
     return list(unique.values())
 
 
-def _search(engine: ReadEngine, inventory: Inventory, intent: Intent) -> tuple[list[Hit], OpResult]:
+def _search(engine: DirectoryContext, inventory: Inventory, intent: Intent) -> tuple[list[Hit], OpResult]:
     """Every match of the needles in every text file, as lines with context; never whole files."""
     query = query_for(Intent(needles=intent.needles))
     patterns = list(query.patterns) + [literal_needle(n) for n in query.needles]
@@ -277,7 +277,7 @@ def _windows(matched: list[int], line_count: int) -> list[tuple[int, int]]:
 
 
 def _deliver(
-    engine: ReadEngine,
+    engine: DirectoryContext,
     episode: Episode,
     inventory: Inventory,
     intent: Intent | None,

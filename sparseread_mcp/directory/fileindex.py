@@ -25,6 +25,7 @@ from ..files import safeopen
 from ..files.roots import ResolvedPath
 from ..locate.terms import terms
 from ..progress import report
+from ..readers.base import PASSAGE_BYTES
 from .collection import MAX_CONTENT_BYTES, FileEntry
 
 INDEX_HEAD_BYTES = 65_536
@@ -317,3 +318,8 @@ def load_features(path: Path) -> dict[str, FileFeatures]:
     except (IndexError, ValueError, TypeError):
         return {}
     return out
+
+
+def file_index_bytes(index: FileIndex) -> int:
+    """Approximate memory of a directory's file index (its term entries, names and per-file records)."""
+    return index.approx_bytes + PASSAGE_BYTES * len(index.files)

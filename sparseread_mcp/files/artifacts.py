@@ -3,20 +3,15 @@
 from __future__ import annotations
 
 import hashlib
-import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from ..errors import BinaryArtifact, UnsupportedArtifact
 from .gitrev import blob_sha
 from .roots import ResolvedPath
-
-if TYPE_CHECKING:
-    from ..directory.fileindex import FileIndex
-    from ..readers.base import ParsedArtifact
 
 #: Bytes inspected for NUL when deciding whether a file is text.
 _SNIFF_BYTES = 8192
@@ -138,30 +133,6 @@ def looks_binary(sniff: bytes) -> bool:
         return True
     controls = len(sniff) - len(sniff.translate(None, _CONTROL))
     return controls > len(sniff) // 10
-
-
-#: Rough per-object costs for the cache's memory estimate (CPython, 64-bit).
-_PASSAGE_BYTES = 200
-_LINE_BYTES = 40
-
-
-def parsed_bytes(parsed: ParsedArtifact) -> int:
-    """Approximate memory of a parsed artifact: its text four times (the locators' indexes, built on it
-    later, measure about three times the text), raw bytes kept for binary formats, a compact rendering,
-    passages and line starts."""
-    artifact = parsed.artifact
-    return (
-        4 * sys.getsizeof(artifact.text)
-        + len(artifact.data or b"")
-        + (sys.getsizeof(parsed.compact_text) if parsed.compact_text else 0)
-        + _PASSAGE_BYTES * len(parsed.passages)
-        + _LINE_BYTES * parsed.lines.line_count
-    )
-
-
-def file_index_bytes(index: FileIndex) -> int:
-    """Approximate memory of a directory's file index (its term entries, names and per-file records)."""
-    return index.approx_bytes + _PASSAGE_BYTES * len(index.files)
 
 
 K = TypeVar("K")

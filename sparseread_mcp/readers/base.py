@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
@@ -181,3 +182,22 @@ def slugify(title: str) -> str:
     """GitHub-style heading slug: lower case, punctuation dropped, spaces to dashes."""
     kept = "".join(ch for ch in title.casefold() if ch.isalnum() or ch in " -_")
     return kept.strip().replace(" ", "-")
+
+
+#: Rough per-object costs for the parse cache's memory estimate (CPython, 64-bit).
+PASSAGE_BYTES = 200
+LINE_BYTES = 40
+
+
+def parsed_bytes(parsed: ParsedArtifact) -> int:
+    """Approximate memory of a parsed artifact: its text four times (the locators' indexes, built on it
+    later, measure about three times the text), raw bytes kept for binary formats, a compact rendering,
+    passages and line starts."""
+    artifact = parsed.artifact
+    return (
+        4 * sys.getsizeof(artifact.text)
+        + len(artifact.data or b"")
+        + (sys.getsizeof(parsed.compact_text) if parsed.compact_text else 0)
+        + PASSAGE_BYTES * len(parsed.passages)
+        + LINE_BYTES * parsed.lines.line_count
+    )

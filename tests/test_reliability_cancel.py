@@ -33,7 +33,6 @@ class EndlessReader:
     types: frozenset[str] = frozenset({"text"})
     actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify"})
     binary: bool = False
-    cost_profile: str = "test only"
     configurations: tuple[tuple[str, str], ...] = (("bm25", "snippets"),)
     started: threading.Event = field(default_factory=threading.Event)
     stopped: threading.Event = field(default_factory=threading.Event)

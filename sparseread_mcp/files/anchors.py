@@ -121,10 +121,6 @@ class Target:
     rev: str | None = None
     anchor: Anchor | None = None
 
-    @property
-    def is_pointer(self) -> bool:
-        return self.rev is not None and self.anchor is not None
-
 
 def parse_target(text: str) -> Target:
     """Split `path[@rev][#anchor]`."""

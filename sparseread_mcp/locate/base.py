@@ -24,10 +24,6 @@ class Query:
     #: The question in words, for methods that read sentences rather than terms (dense location).
     text: str = ""
 
-    @property
-    def empty(self) -> bool:
-        return not (self.terms or self.needles or self.patterns)
-
 
 def build_query(texts: list[str], needles: list[str]) -> Query:
     """Terms from free text; a needle written `/like this/` is a regular expression."""

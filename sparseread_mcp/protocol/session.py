@@ -172,7 +172,3 @@ class SessionStore:
         """The sessions this store holds, for `sparseread-mcp trace`."""
         with self._lock:
             return list(self._sessions)
-
-    def drop(self, key: str) -> None:
-        with self._lock:
-            self._sessions.pop(key, None)

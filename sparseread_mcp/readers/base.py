@@ -145,8 +145,6 @@ class Reader(Protocol):
     actions: frozenset[Action]
     #: True when the reader extracts its own text from the bytes (PDF, workbooks).
     binary: bool
-    #: A short cost profile: how location and exposure are priced for this type.
-    cost_profile: str
     #: (method, exposure) pairs this reader offers; reader x method x exposure is a configuration.
     configurations: tuple[tuple[str, str], ...]
 

@@ -54,7 +54,6 @@ class CodeReader:
     types = frozenset(spec.name for spec in BY_SUFFIX.values())
     actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify"})
     binary = False
-    cost_profile = "locate: bm25 over symbol-sized chunks (names, signatures, docstrings weighted); expose: symbols"
     #: (location or processing method, exposure form) pairs: with the reader, its configurations.
     configurations: tuple[tuple[str, str], ...] = (
         ("bm25+symbols", "snippets"),

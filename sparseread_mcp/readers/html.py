@@ -153,7 +153,6 @@ class HtmlReader:
     types = frozenset({"html"})
     actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify"})
     binary = False
-    cost_profile = "extract: main content as text with headings; locate: bm25 over its passages"
     #: (location or processing method, exposure form) pairs: with the reader, its configurations.
     configurations: tuple[tuple[str, str], ...] = (("bm25", "snippets"), ("section", "snippets"), ("any", "full_view"))
 

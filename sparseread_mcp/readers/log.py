@@ -76,7 +76,6 @@ class LogReader:
     types = frozenset({"log"})
     actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify"})
     binary = False
-    cost_profile = "locate: bm25 and patterns over records; summarize: levels, signatures, time range"
     #: (location or processing method, exposure form) pairs: with the reader, its configurations.
     configurations: tuple[tuple[str, str], ...] = (
         ("bm25", "records_in_context"),

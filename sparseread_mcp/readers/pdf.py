@@ -33,7 +33,6 @@ class PdfReader:
     types = frozenset({"pdf"})
     actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify"})
     binary = True
-    cost_profile = "locate: bm25 over page passages; expose: page-anchored snippets or the extracted text"
     #: (location or processing method, exposure form) pairs: with the reader, its configurations.
     configurations: tuple[tuple[str, str], ...] = (
         ("bm25", "page_snippets"),

@@ -56,7 +56,6 @@ class StructuredReader:
     types = frozenset({"json", "yaml", "toml"})
     actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify"})
     binary = False
-    cost_profile = "locate: key paths and bm25 over values; exact: array filters by field; expose: values"
     #: (location or processing method, exposure form) pairs: with the reader, its configurations.
     configurations: tuple[tuple[str, str], ...] = (
         ("bm25+key_paths", "values"),

@@ -66,7 +66,6 @@ class TableReader:
     types = frozenset({"csv", "tsv", "jsonl", "parquet", "xlsx"})
     actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify"})
     binary = True  # Parquet and workbooks are decoded here; text tables are decoded like any text
-    cost_profile = "locate: bm25 over rows; exact: one read-only SELECT over all rows (result only)"
     #: (location or processing method, exposure form) pairs: with the reader, its configurations.
     configurations: tuple[tuple[str, str], ...] = (
         ("bm25", "rows"),

@@ -46,7 +46,6 @@ class TextReader:
     types = frozenset({"text", "markdown"})
     actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify"})
     binary = False
-    cost_profile = "locate: lexical/bm25 over structure-aware passages; expose: anchored snippets or full text"
     #: (location or processing method, exposure form) pairs: with the reader, its configurations.
     configurations: tuple[tuple[str, str], ...] = (
         ("bm25", "snippets"),

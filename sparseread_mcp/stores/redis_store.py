@@ -176,13 +176,6 @@ class RedisSessionStore(SessionStore):
             members = cast(list[str], self._redis.zrange(self._index, 0, -1))
         return [m[start:] for m in members]
 
-    def drop(self, key: str) -> None:
-        with self._lock:
-            self._local.pop(key, None)
-        with self._reachable():
-            self._redis.delete(self._key(key))
-            self._redis.zrem(self._index, self._key(key))
-
     @contextmanager
     def _reachable(self) -> Iterator[None]:
         try:

@@ -6,7 +6,6 @@ import difflib
 import time
 from dataclasses import dataclass
 from stat import S_ISDIR, S_ISREG
-from typing import Literal
 
 from . import progress
 from .ceiling import released_on_memory_error
@@ -39,7 +38,7 @@ from .gate.respond import fit_card, fit_pack, fit_preview, minimal_frame
 from .gate.route import choose_route
 from .locate import LocatorSet
 from .locate.exposure import as_form
-from .models import Card, EvidencePack, GateDecision, Intent, OpResult, Preview, Selection
+from .models import Card, EvidencePack, Intent, OpResult, Preview, Selection
 from .preview import binary_card, build_preview
 from .protocol import actions
 from .protocol.card import build_card
@@ -54,14 +53,13 @@ from .protocol.intents import (
 )
 from .protocol.pointers import anchored_span, gone_pack, verify_pointer
 from .protocol.session import Episode, Session, SessionStore
-from .readers.base import Action, ParsedArtifact, Reader, parsed_bytes
+from .readers.base import ParsedArtifact, Reader, parsed_bytes
 from .readers.registry import ReaderRegistry, default_registry
 from .select.selection import Selection as ConfigurationSelection
 from .select.selector import FULL_VIEW, TAU
 from .stores.persist import open_session_store
 from .tokens import TokenCounter
-
-View = Literal["snippets", "card", "outline", "section", "lines", "full", "summary", "compact", "projection"]
+from .vocabulary import Action, GateDecision, View
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

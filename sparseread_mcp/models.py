@@ -11,11 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-Want = Literal["fact", "list", "count", "table", "verbatim", "summary"]
-CoverageMode = Literal["selective", "exhaustive"]
-SlotStatus = Literal["found", "partial", "missing"]
-GateDecision = Literal["native_fit", "sparse", "full_view", "fallback"]
-VerifyStatus = Literal["supported", "contradicted", "unverified", "not_found", "ok", "moved", "changed", "gone"]
+from .vocabulary import CoverageMode, GateDecision, SlotStatus, VerifyStatus, Want
 
 
 class _Model(BaseModel):

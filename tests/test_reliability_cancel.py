@@ -19,10 +19,11 @@ from mcp import Client
 from sparseread_mcp import ReadEngine, Settings
 from sparseread_mcp.deadline import TimedOut, checkpoint
 from sparseread_mcp.files.artifacts import Artifact
-from sparseread_mcp.readers.base import Action, ParsedArtifact
+from sparseread_mcp.readers.base import ParsedArtifact
 from sparseread_mcp.readers.registry import ReaderRegistry, default_registry
 from sparseread_mcp.readers.text import TextReader
 from sparseread_mcp.serve.server import create_server
+from sparseread_mcp.vocabulary import Action
 
 
 @dataclass

@@ -10,10 +10,11 @@ from ..errors import BudgetTooSmall
 from ..gate.delivery import Delivery, Extras, deliver_full, deliver_sparse
 from ..gate.respond import MIN_OUTLINE_TOKENS, shrink_preview
 from ..gate.route import Route
-from ..models import EvidencePack, GateDecision
+from ..models import EvidencePack
 from ..preview import build_preview
 from ..readers.base import ParsedArtifact
 from ..tokens import TokenCounter, stamp_tokens
+from ..vocabulary import GateDecision
 
 
 def outline_pack(

@@ -26,7 +26,6 @@ from ..models import (
     EvidencePack,
     Exposure,
     Gate,
-    GateDecision,
     OpResult,
     Preview,
     Selection,
@@ -36,6 +35,7 @@ from ..models import (
 from ..protocol.session import DeliveredItem, Episode
 from ..readers.base import ParsedArtifact
 from ..tokens import TokenCounter, stamp_tokens
+from ..vocabulary import GateDecision
 from ..wire import wire_json
 from .respond import (
     MIN_PAGE_TOKENS,

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
 
 from ..readers.base import ParsedArtifact
+from ..vocabulary import ExposureForm
 
-ExposureForm = Literal["snippets", "windows", "context"]
 EXPOSURE_FORMS: tuple[ExposureForm, ...] = ("snippets", "windows", "context")
 
 #: Passages scoring below this share of the best one are not worth exposing.

@@ -11,9 +11,10 @@ from collections.abc import Callable
 
 from ..evidence import Candidate, passage_candidate
 from ..locate.base import Locator
-from ..locate.exposure import RELATIVE_CUTOFF, ExposureForm, Span, plan_exposure
+from ..locate.exposure import RELATIVE_CUTOFF, Span, plan_exposure
 from ..models import Intent, Slot, Verification
 from ..readers.base import ParsedArtifact
+from ..vocabulary import ExposureForm
 from .claims import decide
 from .coverage import GOAL_SLOT, PARTIAL_SUPPORT, support
 from .intents import query_for

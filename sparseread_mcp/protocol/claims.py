@@ -20,8 +20,9 @@ from ..errors import AnchorError
 from ..evidence import Candidate, passage_candidate, pointer_for
 from ..locate.base import Locator, build_query
 from ..locate.terms import STOPWORDS, stem
-from ..models import Verification, VerifyStatus
+from ..models import Verification
 from ..readers.base import ParsedArtifact
+from ..vocabulary import VerifyStatus
 
 #: Passages (by BM25 rank) whose neighbourhoods are searched for a stretch that decides the claim.
 CANDIDATES = 8

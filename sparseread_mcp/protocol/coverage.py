@@ -7,8 +7,9 @@ from collections.abc import Callable
 
 from ..evidence import pointer_for
 from ..locate.terms import terms
-from ..models import Slot, SlotCoverage, SlotStatus
+from ..models import Slot, SlotCoverage
 from ..readers.base import ParsedArtifact
+from ..vocabulary import SlotStatus
 from .session import Episode
 
 GOAL_SLOT = "goal"

@@ -1,6 +1,7 @@
 """Readers: one module per artifact type, behind one contract (`Reader`)."""
 
-from .base import ACTIONS, Action, OutlineEntry, ParsedArtifact, Passage, Reader
+from ..vocabulary import ACTIONS, Action
+from .base import OutlineEntry, ParsedArtifact, Passage, Reader
 from .registry import ReaderRegistry, default_registry
 from .text import TextReader
 

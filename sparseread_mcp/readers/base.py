@@ -12,9 +12,7 @@ from ..files.anchors import Anchor
 from ..files.artifacts import Artifact
 from ..files.lines import LineIndex
 from ..models import OpResult
-
-Action = Literal["scout", "focus", "collect", "refine", "verify"]
-ACTIONS: tuple[Action, ...] = ("scout", "focus", "collect", "refine", "verify")
+from ..vocabulary import Action
 
 PassageKind = Literal["heading", "paragraph", "list", "table", "code", "symbol", "sentences", "lines"]
 

@@ -18,7 +18,8 @@ from ..deadline import TimedOut, checkpoint
 from ..errors import MissingDependency, UnsupportedArtifact
 from ..files.artifacts import Artifact
 from ..files.lines import LineIndex
-from .base import Action, OutlineEntry, ParsedArtifact, Passage
+from ..vocabulary import Action
+from .base import OutlineEntry, ParsedArtifact, Passage
 from .code_languages import BY_SUFFIX, LanguageSpec
 
 if TYPE_CHECKING:

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from ..files.artifacts import Artifact
 from ..files.lines import LineIndex
-from .base import Action, ParsedArtifact
+from ..vocabulary import Action
+from .base import ParsedArtifact
 from .text import text_structure
 
 SUFFIXES = frozenset({".html", ".htm", ".xhtml"})

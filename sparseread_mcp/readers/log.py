@@ -17,7 +17,8 @@ from ..deadline import checkpoint
 from ..files.artifacts import Artifact
 from ..files.lines import LineIndex
 from ..files.safeopen import open_no_follow, read_head
-from .base import Action, OutlineEntry, ParsedArtifact, Passage
+from ..vocabulary import Action
+from .base import OutlineEntry, ParsedArtifact, Passage
 
 LOG_SUFFIXES = frozenset({".log"})
 SNIFF_SUFFIXES = frozenset({".txt", ".out", ".err", ""})

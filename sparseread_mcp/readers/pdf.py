@@ -18,7 +18,8 @@ from ..errors import MissingDependency, UnsupportedArtifact
 from ..files.artifacts import Artifact
 from ..files.lines import LineIndex
 from ..progress import report
-from .base import Action, OutlineEntry, PageAnchors, ParsedArtifact
+from ..vocabulary import Action
+from .base import OutlineEntry, PageAnchors, ParsedArtifact
 from .text import text_structure
 
 #: Below this many characters per page on average the file has no usable text layer.

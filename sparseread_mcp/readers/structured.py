@@ -19,7 +19,8 @@ from ..files.anchors import Anchor
 from ..files.artifacts import Artifact
 from ..files.lines import LineIndex
 from ..models import OpResult
-from .base import Action, LineAnchors, OutlineEntry, ParsedArtifact, Passage
+from ..vocabulary import Action
+from .base import LineAnchors, OutlineEntry, ParsedArtifact, Passage
 from .structured_nodes import Node, json_nodes, toml_nodes, yaml_nodes
 
 PARSERS = {".json": json_nodes, ".geojson": json_nodes, ".yaml": yaml_nodes, ".yml": yaml_nodes, ".toml": toml_nodes}

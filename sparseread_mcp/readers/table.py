@@ -17,7 +17,8 @@ from ..errors import AnchorError
 from ..files.anchors import Anchor
 from ..files.artifacts import Artifact
 from ..files.lines import LineIndex
-from .base import Action, LineAnchors, OutlineEntry, ParsedArtifact, Passage
+from ..vocabulary import Action
+from .base import LineAnchors, OutlineEntry, ParsedArtifact, Passage
 from .table_load import TableSource
 from .table_query import MAX_ROWS, TableLimits, TableQueries
 from .table_workbook import WorkbookLimits, read_sheets, render_rows

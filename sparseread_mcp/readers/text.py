@@ -15,7 +15,8 @@ from pathlib import Path
 from ..deadline import checkpoint
 from ..files.artifacts import Artifact
 from ..files.lines import LineIndex
-from .base import Action, OutlineEntry, ParsedArtifact, Passage, PassageKind
+from ..vocabulary import Action
+from .base import OutlineEntry, ParsedArtifact, Passage, PassageKind
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".mkd", ".mdx"})
 TEXT_SUFFIXES = frozenset({".txt", ".text", ".rst", ".adoc", ".org", ""})

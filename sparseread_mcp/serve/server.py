@@ -27,12 +27,12 @@ from ..ceiling import over_ceiling_message
 from ..compaction import CompactionSettings, DefaultRouter, compact_messages
 from ..config import HARD_RESPONSE_CAP_TOKENS, MIN_BUDGET_TOKENS, Settings
 from ..deadline import deadline
-from ..engine import ReadEngine, ReadRequest, View
+from ..engine import ReadEngine, ReadRequest
 from ..errors import OutOfMemory, SparsereadError
 from ..gate.respond import handle_reserve
 from ..models import Intent
-from ..readers.base import Action
 from ..tokens import TokenCounter, stamp_tokens
+from ..vocabulary import Action, View
 from ..wire import wire_dict
 
 logger = logging.getLogger(__name__)

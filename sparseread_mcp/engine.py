@@ -52,11 +52,12 @@ from .protocol.intents import (
     query_for,
 )
 from .protocol.pointers import anchored_span, gone_pack, verify_pointer
-from .protocol.session import Episode, Session, SessionStore
+from .protocol.session import Episode, Session
 from .readers.base import ParsedArtifact, Reader, parsed_bytes
 from .readers.registry import ReaderRegistry, default_registry
 from .select.selection import Selection as ConfigurationSelection
 from .select.selector import FULL_VIEW, TAU
+from .stores.base import SessionStore
 from .stores.persist import open_session_store
 from .tokens import TokenCounter
 from .vocabulary import Action, GateDecision, View

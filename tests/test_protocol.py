@@ -194,9 +194,9 @@ def test_repeated_reads_of_an_unchanged_file_do_not_reparse_or_reindex(manual: t
 
 def test_sessions_and_episodes_are_bounded(manual: tuple[ReadEngine, str], monkeypatch: pytest.MonkeyPatch) -> None:
     from sparseread_mcp.protocol import session as session_module
-    from sparseread_mcp.protocol.session import SessionStore
+    from sparseread_mcp.stores.memory import MemorySessionStore
 
-    store = SessionStore(max_sessions=3)
+    store = MemorySessionStore(max_sessions=3)
     for key in ("a", "b", "c", "d"):
         store.get(key).intent = Intent(goal=key)
     assert store.get("a").intent is None  # evicted, so a fresh session

@@ -17,7 +17,9 @@ from pathlib import Path
 
 from ..errors import StoreUnavailable
 from ..models import Intent
-from ..protocol.session import MAX_SESSIONS, SESSION_TTL_SECONDS, CallRecord, Session, SessionStore
+from ..protocol.session import MAX_SESSIONS, SESSION_TTL_SECONDS, CallRecord, Session
+from .base import SessionStore
+from .memory import MemorySessionStore
 from .persist_fields import episode_from_state, episode_state
 
 logger = logging.getLogger(__name__)
@@ -34,7 +36,7 @@ _USED_INDEX = "CREATE INDEX IF NOT EXISTS sessions_by_use ON sessions(used)"
 _BUSY_SECONDS = 2.0
 
 
-class SqliteSessionStore(SessionStore):
+class SqliteSessionStore:
     """Sessions in one SQLite file. It evicts as the memory store does (the least recently used past
     `max_sessions`, and any unused for `ttl_seconds`). When the file cannot be opened, read or written
     (disk full, read-only, locked), calls go on with the sessions in memory: the failure is logged once,
@@ -43,7 +45,8 @@ class SqliteSessionStore(SessionStore):
     def __init__(
         self, path: Path, *, max_sessions: int = MAX_SESSIONS, ttl_seconds: float = SESSION_TTL_SECONDS
     ) -> None:
-        super().__init__(max_sessions=max_sessions)
+        self._memory = MemorySessionStore(max_sessions=max_sessions)  # the sessions in use, in front of the file
+        self._max = max_sessions
         self._path = path
         self._ttl = ttl_seconds
         self._write = threading.Lock()
@@ -87,7 +90,7 @@ class SqliteSessionStore(SessionStore):
             self._problem = None
 
     def get(self, key: str) -> Session:
-        session = super().get(key)
+        session = self._memory.get(key)
         if session.episodes or session.intent is not None or session.seen or session.calls or self._db is None:
             return session
         try:
@@ -162,13 +165,13 @@ class SqliteSessionStore(SessionStore):
                     stored = [key for (key,) in self._db.execute("SELECT key FROM sessions ORDER BY rowid")]
             except sqlite3.Error as exc:
                 self._failed("read", exc)
-        return list(dict.fromkeys([*stored, *super().keys()]))
+        return list(dict.fromkeys([*stored, *self._memory.keys()]))
 
 
 def open_session_store(store: Path | str | None) -> SessionStore:
     """The store `--store` names: none (in memory), a `redis://` URL (shared by replicas) or a SQLite file."""
     if store is None:
-        return SessionStore()
+        return MemorySessionStore()
     if isinstance(store, str) and "://" in store:
         from .redis_store import RedisSessionStore  # the `redis` extra, imported only when asked for
 

@@ -18,6 +18,7 @@ single Redis (or a primary with replicas) allows and Redis Cluster does not.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,7 +28,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..commands.install import extra_hint
 from ..errors import ConfigError, MissingDependency, SparsereadError
-from ..protocol.session import MAX_SESSIONS, Session, SessionStore
+from ..protocol.session import MAX_SESSIONS, Session
 from .persist_fields import apply_fields, merge_fields, session_fields
 
 if TYPE_CHECKING:
@@ -86,7 +87,7 @@ class _Synced:
     base: dict[str, str] = field(default_factory=dict)
 
 
-class RedisSessionStore(SessionStore):
+class RedisSessionStore:
     """Sessions in Redis, shared by every replica that names the same server, database and prefix."""
 
     def __init__(
@@ -99,7 +100,8 @@ class RedisSessionStore(SessionStore):
     ) -> None:
         from redis import RedisError
 
-        super().__init__(max_sessions=max_sessions)
+        self._max = max_sessions
+        self._lock = threading.Lock()
         self._redis = client
         self._failure = RedisError
         self._prefix = prefix
@@ -141,6 +143,11 @@ class RedisSessionStore(SessionStore):
             if version != synced.version:
                 self._load(synced)
         return synced.session
+
+    @property
+    def problem(self) -> str | None:
+        """None: a Redis failure fails the call that met it with a typed error, never a quiet fallback."""
+        return None
 
     def commit(self, session: Session) -> None:
         with self._lock:

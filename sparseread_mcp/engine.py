@@ -60,7 +60,7 @@ from .select.selector import FULL_VIEW, TAU
 from .stores.base import SessionStore
 from .stores.persist import open_session_store
 from .tokens import TokenCounter
-from .vocabulary import Action, GateDecision, View
+from .vocabulary import PREVIEW_TOOL, READ_TOOL, Action, GateDecision, View
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -481,9 +481,9 @@ class ReadEngine:
                 f"no row or value of this {parsed.type} matches the goal's words; to compute over it, pass "
                 "intent.query (one read-only SELECT over the table `data`) using the schema"
             )
-            extras.next.append("sro_preview shows the schema (column names and types) to write intent.query")
+            extras.next.append(f"{PREVIEW_TOOL} shows the schema (column names and types) to write intent.query")
         else:
-            extras.next.append("try other words, needles (exact strings) or sro_preview for the outline")
+            extras.next.append(f"try other words, needles (exact strings) or {PREVIEW_TOOL} for the outline")
 
     def _anchored(self, d: Delivery, start: int, end: int, extras: Extras) -> EvidencePack:
         """An explicit range is delivered whole or not at all; too large, it suggests sub-ranges."""
@@ -566,7 +566,7 @@ class ReadEngine:
         # have moved the latest one, and the pages only ever cover what was not sent yet.
         live = offset_text.isdigit() and len(offset_text) <= 15  # an offset, never a 4,300-digit int() error
         if episode is None or not live or episode.full_view_next is None:
-            raise IntentError(f"cursor {cursor!r} is not a live cursor of this session; call sro_read again")
+            raise IntentError(f"cursor {cursor!r} is not a live cursor of this session; call {READ_TOOL} again")
         parsed = self.open(episode.path)
         if parsed.artifact.fingerprint != episode.fingerprint:
             episode.stale = True

@@ -19,3 +19,10 @@ SlotStatus = Literal["found", "partial", "missing"]
 #: What the Budgeted Read Gate decided for one answer.
 GateDecision = Literal["native_fit", "sparse", "full_view", "fallback"]
 VerifyStatus = Literal["supported", "contradicted", "unverified", "not_found", "ok", "moved", "changed", "gone"]
+
+#: The tools' names on the MCP surface, defined once: the server registers them, messages name them.
+PREVIEW_TOOL = "sro_preview"
+READ_TOOL = "sro_read"
+CARD_TOOL = "sro_card"
+COMPACT_TOOL = "sro_compact"
+TOOL_PREFIX = "sro_"

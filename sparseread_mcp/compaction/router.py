@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Protocol, overload
 
 from ..deadline import checkpoint
+from ..vocabulary import TOOL_PREFIX
 from .marks import has_error, paths, salient
 from .segments import Unit
 from .summarize import unit_lines
@@ -252,7 +253,7 @@ def features(unit: Unit, state: Sequence[Unit], *, latest_turns: str = "") -> Fe
         copied=history.copied(unit),
         superseded=history.called_again(unit),
         resolved=is_error and history.succeeded_later(unit),
-        rederivable=any(t.startswith("sro_") for t in unit.tools) and bool(_POINTER.search(unit.observation)),
+        rederivable=any(t.startswith(TOOL_PREFIX) for t in unit.tools) and bool(_POINTER.search(unit.observation)),
         is_error=is_error,
         size=min(1.0, len(unit.observation) / 4000),
         age=min(1.0, history.interactions_after(unit) / 5),

@@ -39,6 +39,7 @@ from ..protocol.coverage import summarize, support
 from ..protocol.intents import objective_of, query_for
 from ..protocol.session import DeliveredItem, Episode, Session
 from ..tokens import stamp_tokens
+from ..vocabulary import PREVIEW_TOOL, READ_TOOL
 from .code_answer import CODE_SHARE, ranked_code
 from .collection import Inventory, inventory_lines
 from .filerank import is_source
@@ -51,7 +52,7 @@ TOP_FILES = 6
 PASSAGES_PER_FILE = 3
 SEARCH_CONTEXT_LINES = 1
 SEARCH_SKIP_TYPES = frozenset({"binary", "unreadable", "pdf", "xlsx", "parquet"})
-_READ_HINT = "read a file's passage: sro_read(pointer)"
+_READ_HINT = f"read a file's passage: {READ_TOOL}(pointer)"
 
 
 def preview_directory(engine: DirectoryContext, inventory: Inventory, budget: int) -> Preview:
@@ -103,7 +104,7 @@ def read_directory(
         if intent is None or not (intent.goal or intent.slots or intent.needles):
             raise IntentError(
                 f"{inventory.root_path or '.'} is a directory: pass intent.goal (ranked files and passages) or "
-                "intent.needles (search every file), or sro_preview it for the inventory"
+                f"intent.needles (search every file), or {PREVIEW_TOOL} it for the inventory"
             )
         if intent.needles and not intent.goal and not intent.slots:
             hits, result = _search(engine, inventory, intent)
@@ -261,7 +262,7 @@ def _skipped_note(too_large: list[str], cap: int) -> list[str]:
     named = ", ".join(too_large[:5]) + (f" and {len(too_large) - 5} more" if len(too_large) > 5 else "")
     return [
         f"skipped {len(too_large)} file(s) over {cap} bytes (SPARSEREAD_SEARCH_MAX_FILE_BYTES): {named}; "
-        "search them one by one (sro_read on the file with needles)"
+        f"search them one by one ({READ_TOOL} on the file with needles)"
     ]
 
 
@@ -327,10 +328,10 @@ def _deliver(
             ),
             next_steps=[
                 "pass `cursor` (or action='refine') for the next items",
-                "read a file's passage: sro_read(pointer)",
+                f"read a file's passage: {READ_TOOL}(pointer)",
             ]
             if remaining
-            else ["read a file's passage: sro_read(pointer)"],
+            else [f"read a file's passage: {READ_TOOL}(pointer)"],
             left_out=left_out,
             cursor=cursor,
             tokenizer=engine.counter.name,

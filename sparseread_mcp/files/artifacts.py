@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from ..errors import BinaryArtifact, UnsupportedArtifact
+from ..vocabulary import PREVIEW_TOOL
 from .gitrev import blob_sha
 from .roots import ResolvedPath
 
@@ -81,7 +82,7 @@ def artifact_from_bytes(location: ResolvedPath, data: bytes) -> Artifact:
     if looks_binary(data[:_SNIFF_BYTES]):
         kind = magic_kind(data[:16])
         raise BinaryArtifact(
-            f"{location.relative!r} is binary ({kind}): no reader shows it as text; sro_preview gives its card"
+            f"{location.relative!r} is binary ({kind}): no reader shows it as text; {PREVIEW_TOOL} gives its card"
         )
     return Artifact(
         path=location.relative,

@@ -38,6 +38,7 @@ from ..models import (
     Verification,
 )
 from ..tokens import TokenCounter, stamp_tokens
+from ..vocabulary import CARD_TOOL, READ_TOOL
 from ..wire import wire_json
 
 #: Tokens kept free for the `tokens` field's own digits and the JSON separators around an added part.
@@ -205,7 +206,7 @@ def _drop_lists(pack: EvidencePack, budget: int, counter: TokenCounter) -> Evide
     dropped = len(pack.retire) + len(pack.invalidated)
     if not dropped:
         return pack
-    note = f"{dropped} retire/invalidated pointer(s) left out to fit budget_tokens={budget}: sro_card lists them"
+    note = f"{dropped} retire/invalidated pointer(s) left out to fit budget_tokens={budget}: {CARD_TOOL} lists them"
     left_out = note if pack.left_out is None else f"{clip(pack.left_out)}; {note}"
     update = {"retire": [], "invalidated": [], "left_out": left_out}
     return stamp_tokens(pack.model_copy(update=update), counter)
@@ -288,7 +289,7 @@ def shrink_preview(preview: Preview, budget: int, counter: TokenCounter, *, by_l
         return preview
     if preview.content is not None:
         reason = (
-            f"{preview.reason}; the content does not fit budget_tokens={budget}: read it with sro_read(view='full')"
+            f"{preview.reason}; the content does not fit budget_tokens={budget}: read it with {READ_TOOL}(view='full')"
         )
         preview = stamp_tokens(preview.model_copy(update={"content": None, "reason": reason}), counter)
     optionals: tuple[dict[str, object], ...] = ({"samples": []}, {"configurations": []}, {"signals": {}})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..models import ArtifactRef, Card, EpisodeState, SlotCoverage
+from ..vocabulary import PREVIEW_TOOL, READ_TOOL
 from .session import Session
 
 
@@ -44,7 +45,7 @@ def build_card(
     if missing:
         steps.append(f"collect or refine for unresolved slots: {', '.join(missing)}")
     if not states:
-        steps.append("sro_preview a file, then sro_read with an intent")
+        steps.append(f"{PREVIEW_TOOL} a file, then {READ_TOOL} with an intent")
     return Card(
         session_intent=session.intent,
         episodes=states,

@@ -32,7 +32,7 @@ from ..errors import OutOfMemory, SparsereadError
 from ..gate.respond import handle_reserve
 from ..models import Intent
 from ..tokens import TokenCounter, stamp_tokens
-from ..vocabulary import Action, View
+from ..vocabulary import CARD_TOOL, COMPACT_TOOL, PREVIEW_TOOL, READ_TOOL, Action, View
 from ..wire import wire_dict
 
 logger = logging.getLogger(__name__)
@@ -297,7 +297,7 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
     server: MCPServer = SparsereadServer("sparseread-mcp", instructions=INSTRUCTIONS, version=__version__)
 
     @server.tool(
-        name="sro_preview",
+        name=PREVIEW_TOOL,
         description="First look at a file or folder: length L, outline, samples, and the route: native (the "
         "whole file is here) or sparse (read it with sro_read).",
         annotations=_READ_ONLY,
@@ -317,7 +317,7 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
         return _result(_with_handle(preview, handle, engine.counter))
 
     @server.tool(
-        name="sro_read",
+        name=READ_TOOL,
         description="Read the evidence a goal needs instead of the whole file: verbatim items with citable "
         "pointers (path@rev#anchor), per-slot coverage and the exposure ledger; the gate may answer once with "
         "the full view instead.",
@@ -367,7 +367,7 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
         return _result(_with_handle(pack, handle, engine.counter))
 
     @server.tool(
-        name="sro_card",
+        name=CARD_TOOL,
         description="This session's reading state: intent, episodes and their ledgers, coverage, pointers, "
         "files changed since read, next steps.",
         annotations=_READ_ONLY,
@@ -386,7 +386,7 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
         return _result(_with_handle(card, handle, engine.counter))
 
     @server.tool(
-        name="sro_compact",
+        name=COMPACT_TOOL,
         description="Compact a long agent history: interactions no longer needed verbatim become extractive "
         "summaries keeping each call and its pointers. Returns the messages (valid, never longer) and the plan.",
         annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False),

@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TypeAlias
 
 from . import __version__
 from .config import LOCATION_CHOICES, Settings, store_setting
@@ -24,6 +25,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"sparseread-mcp {__version__}")
     _common(parser)
+    _serving_options(parser)
+    commands = parser.add_subparsers(dest="command")
+    _reading_commands(commands)
+    _operating_commands(commands)
+    return parser
+
+
+def _serving_options(parser: argparse.ArgumentParser) -> None:
+    """How the server runs with no command: transport, store, cache, and the HTTP guards."""
     parser.add_argument("--http", action="store_true", help="serve streamable HTTP at /mcp instead of stdio")
     parser.add_argument("--host", help="HTTP host (default 127.0.0.1)")
     parser.add_argument("--port", type=int, help="HTTP port (default 8765)")
@@ -62,7 +72,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--allow-host", action="append", default=[], help="extra allowed Host header (repeatable)")
     parser.add_argument("--allow-origin", action="append", default=[], help="extra allowed Origin (repeatable)")
-    commands = parser.add_subparsers(dest="command")
+
+
+#: The subcommand registry argparse hands out (its type is private to argparse).
+Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
+def _reading_commands(commands: Commands) -> None:
+    """The tools from the shell: preview, read, verify."""
     preview = commands.add_parser("preview", help="print the bounded preview of a file")
     preview.add_argument("path")
     _common(preview)
@@ -77,6 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
     verify = commands.add_parser("verify", help="check an evidence pointer against the file")
     verify.add_argument("pointer")
     _common(verify)
+
+
+def _operating_commands(commands: Commands) -> None:
+    """Calibration, diagnosis, benchmarks on your files, traces of past sessions, and compaction."""
     calibrate = commands.add_parser("calibrate", help="rebuild the configuration calibration table from dev data")
     calibrate.add_argument("--data", required=True, help="a folder of sets, each with questions.jsonl and gold spans")
     calibrate.add_argument("--out", help="where to write the table (default: the one shipped with the package)")
@@ -110,7 +131,6 @@ def build_parser() -> argparse.ArgumentParser:
     compact.add_argument("--audit", help="append the replaced originals here (JSON Lines, keyed by span)")
     compact.add_argument("--keep-last", type=int, default=1, help="latest interactions never compacted (1)")
     _common(compact)
-    return parser
 
 
 def _common(parser: argparse.ArgumentParser) -> None:

@@ -295,6 +295,13 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
     """Build a server over `settings`; no import-time globals, so tests build as many as they like."""
     engine = engine or ReadEngine(settings)
     server: MCPServer = SparsereadServer("sparseread-mcp", instructions=INSTRUCTIONS, version=__version__)
+    _add_reading_tools(server, engine, settings)
+    _add_session_tools(server, engine, settings)
+    return server
+
+
+def _add_reading_tools(server: MCPServer, engine: ReadEngine, settings: Settings) -> None:
+    """sro_preview and sro_read: what a file holds, and the evidence a goal needs."""
 
     @server.tool(
         name=PREVIEW_TOOL,
@@ -366,6 +373,10 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
             pack = await _run_model(partial(engine.read, key, request, reserve_tokens=reserve), settings)
         return _result(_with_handle(pack, handle, engine.counter))
 
+
+def _add_session_tools(server: MCPServer, engine: ReadEngine, settings: Settings) -> None:
+    """sro_card and sro_compact: the session's reading state, and a long history made short."""
+
     @server.tool(
         name=CARD_TOOL,
         description="This session's reading state: intent, episodes and their ledgers, coverage, pointers, "
@@ -404,5 +415,3 @@ def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MC
         router = DefaultRouter(verify=partial(pointer_still_holds, engine))
         call = partial(compact_messages, raw, fmt=format, settings=options, counter=engine.counter, router=router)
         return await _run(call, settings)
-
-    return server

@@ -129,6 +129,24 @@ async def every_answer(client: Client) -> list[tuple[str, CallToolResult]]:
     return answers
 
 
+def _episode(fingerprint: str) -> EpisodeRef:
+    """An episode about `a.md` at this version, as the engine makes it."""
+    artifact = {"path": "a.md", "type": "markdown", "fingerprint": fingerprint}
+    return EpisodeRef.model_validate({"id": "ep1", "artifact": artifact, "objective": "x"})
+
+
+def _ledger(charged: int, charged_tokens: int, so_far: int) -> Exposure:
+    """A ledger over a 90-character full view (20 tokens)."""
+    return Exposure(
+        payload_chars=charged,
+        payload_tokens=charged_tokens,
+        episode_chars=so_far,
+        full_view_chars=90,
+        full_view_tokens=20,
+        remaining_chars=90 - so_far,
+    )
+
+
 async def test_no_answer_of_any_tool_carries_a_null_or_empty_field(tmp_path: Path) -> None:
     settings = Settings(roots=(project(tmp_path),))
     counter = TokenCounter(settings.tokenizer)
@@ -171,9 +189,7 @@ def test_the_wire_keeps_what_differs_from_the_default_and_drops_what_repeats() -
     pointer = "a.md@sha256:0123456789ab#L3-L4"
     earlier = "a.md@sha256:0123456789ab#L20"
     pack = EvidencePack(
-        episode=EpisodeRef.model_validate(
-            {"id": "ep1", "artifact": {"path": "a.md", "type": "markdown", "fingerprint": "f" * 64}, "objective": "x"}
-        ),
+        episode=_episode("f" * 64),
         action="collect",
         view="snippets",
         items=[
@@ -200,14 +216,7 @@ def test_the_wire_keeps_what_differs_from_the_default_and_drops_what_repeats() -
         ],
         unresolved=["b"],
         scope="s",
-        exposure=Exposure(
-            payload_chars=5,
-            payload_tokens=2,
-            episode_chars=9,
-            full_view_chars=90,
-            full_view_tokens=20,
-            remaining_chars=81,
-        ),
+        exposure=_ledger(5, 2, 9),
         gate=Gate(decision="fallback", reason="the batch would pass L"),
         truncated=False,
         tokens=50,
@@ -266,23 +275,14 @@ async def test_preview_validates_its_intent_like_read_does(tmp_path: Path) -> No
 def test_a_one_slot_answer_names_a_match_it_does_not_resend_once() -> None:
     sent = "a.md@sha256:0123456789ab#L1-L7"
     pack = EvidencePack(
-        episode=EpisodeRef.model_validate(
-            {"id": "ep1", "artifact": {"path": "a.md", "type": "markdown", "fingerprint": "0" * 64}, "objective": "x"}
-        ),
+        episode=_episode("0" * 64),
         action="focus",
         view="snippets",
         items=[],
         coverage=[SlotCoverage(slot="goal", status="partial", pointers=[sent])],
         unresolved=["goal"],
         scope="s",
-        exposure=Exposure(
-            payload_chars=0,
-            payload_tokens=0,
-            episode_chars=0,
-            full_view_chars=90,
-            full_view_tokens=20,
-            remaining_chars=90,
-        ),
+        exposure=_ledger(0, 0, 0),
         gate=Gate(decision="native_fit", reason="already received"),
         already_delivered=[sent],
     )
@@ -296,23 +296,14 @@ def test_a_one_slot_answer_names_a_match_it_does_not_resend_once() -> None:
 def test_a_one_slot_answer_does_not_list_its_own_items_again_under_the_slot() -> None:
     here, earlier = "a.md@sha256:0123456789ab#L3-L4", "a.md@sha256:0123456789ab#L20"
     pack = EvidencePack(
-        episode=EpisodeRef.model_validate(
-            {"id": "ep1", "artifact": {"path": "a.md", "type": "markdown", "fingerprint": "0" * 64}, "objective": "x"}
-        ),
+        episode=_episode("0" * 64),
         action="focus",
         view="snippets",
         items=[EvidenceItem(pointer=here, anchor="L3-L4", lines=(3, 4), page=None, text="t", score=0.5, slots=[])],
         coverage=[SlotCoverage(slot="goal", status="partial", pointers=[here, earlier])],
         unresolved=["goal"],
         scope="s",
-        exposure=Exposure(
-            payload_chars=1,
-            payload_tokens=1,
-            episode_chars=1,
-            full_view_chars=90,
-            full_view_tokens=20,
-            remaining_chars=89,
-        ),
+        exposure=_ledger(1, 1, 1),
         gate=Gate(decision="sparse", reason="x"),
     )
     # The item is here, in the answer about the one slot there is; an earlier pointer is still named.
@@ -336,14 +327,7 @@ def test_a_verdict_on_a_file_held_whole_says_its_pointer_once_and_no_zero_counts
         verification=Verification(status="supported", reason="r", pointer=where),
         coverage=[SlotCoverage(slot="goal", status="found", pointers=[where])],
         scope="s",
-        exposure=Exposure(
-            payload_chars=0,
-            payload_tokens=0,
-            episode_chars=0,
-            full_view_chars=90,
-            full_view_tokens=20,
-            remaining_chars=90,
-        ),
+        exposure=_ledger(0, 0, 0),
         gate=Gate(decision="native_fit", reason="held"),
         already_delivered=[where, other],
     )

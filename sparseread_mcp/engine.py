@@ -35,7 +35,7 @@ from .files.views import card_pack, full_or_degraded, lines_of, outline_pack
 from .gate.delivery import CoverageFn, Delivery, Extras, deliver_full, deliver_sparse, full_view_spans, page_start
 from .gate.ledger import Ledger
 from .gate.respond import fit_card, fit_pack, fit_preview, minimal_frame
-from .gate.route import choose_route
+from .gate.route import Route, choose_route
 from .locate import LocatorSet
 from .locate.exposure import as_form
 from .models import Card, EvidencePack, Intent, OpResult, Preview, Selection
@@ -344,26 +344,9 @@ class ReadEngine:
         d: Delivery,
         extras: Extras,
     ) -> EvidencePack:
-        action, view, budget, episode = request.action, request.view or "snippets", d.budget_tokens, d.episode
-        if request.since and (answer := self._since(d, parsed, request.since, extras)) is not None:
-            return answer
-        if request.since:
-            extras.message = f"the diff since {request.since} is larger than the file: here is the view asked for"
-        if view == "compact":
-            try:
-                return compact_pack(d, parsed, extras)
-            except BudgetTooSmall:
-                extras.result = None
-                extras.message = (
-                    f"the compact view does not fit budget_tokens={budget}: here is the outline; read symbols by "
-                    "anchor (path#Symbol) or raise budget_tokens"
-                )
-                sparse = choose_route(full_view_tokens=episode.full_view_tokens, native_fit_tokens=0, intent=None)
-                return outline_pack(d, sparse, self.counter, extras)
-        if view == "projection":
-            return projection_pack(d, parsed, extras, cache_dir=self.settings.cache_dir, roots=self.roots)
-        if intent is not None and intent.query:
-            return query_pack(d, parsed, intent.query, extras)
+        action, view, episode = request.action, request.view or "snippets", d.episode
+        if (early := self._exact_or_derived(parsed, request, intent, d, extras)) is not None:
+            return early
         route = choose_route(
             full_view_tokens=episode.full_view_tokens, native_fit_tokens=self.settings.native_fit_tokens, intent=intent
         )
@@ -392,16 +375,7 @@ class ReadEngine:
         ):
             return self._already_whole(d, parsed, intent, extras, action)
         if view == "full" or (route.native and target.anchor is None and action != "verify"):
-            decision: GateDecision = "native_fit" if route.native and view != "full" else "full_view"
-            reason = route.reason if view != "full" else "view=full was asked: the faithful full view"
-            origin = 0
-            if not route.native and intent is not None and d.origin is not None:
-                origin = d.origin()  # paged: page 1 begins where the best match is
-            pack = full_or_degraded(d, route, self.counter, extras, decision=decision, reason=reason, start=origin)
-            self.selection.follow_up(episode.id, pack.exposure.payload_chars)  # an escalation, if it followed
-            if pack.view == "full" and pack.cursor is None and pack.items:
-                session.whole[artifact.path] = artifact.fingerprint
-            return pack
+            return self._whole(session, parsed, route, view, intent, d, extras)
         if target.anchor is not None:
             start, end = anchored_span(parsed, target.anchor)
             if action == "refine":
@@ -426,6 +400,63 @@ class ReadEngine:
             extras.message = missing
             return self._preview_pack(d, parsed, intent, extras)
         assert intent is not None
+        return self._located(parsed, intent, action, route, d, extras)
+
+    def _exact_or_derived(
+        self, parsed: ParsedArtifact, request: ReadRequest, intent: Intent | None, d: Delivery, extras: Extras
+    ) -> EvidencePack | None:
+        """The answers that are not located passages: a diff since a version, the compact or projected
+        view, an exact query. None when the request asks for none of them."""
+        view, budget, episode = request.view or "snippets", d.budget_tokens, d.episode
+        if request.since and (answer := self._since(d, parsed, request.since, extras)) is not None:
+            return answer
+        if request.since:
+            extras.message = f"the diff since {request.since} is larger than the file: here is the view asked for"
+        if view == "compact":
+            try:
+                return compact_pack(d, parsed, extras)
+            except BudgetTooSmall:
+                extras.result = None
+                extras.message = (
+                    f"the compact view does not fit budget_tokens={budget}: here is the outline; read symbols by "
+                    "anchor (path#Symbol) or raise budget_tokens"
+                )
+                sparse = choose_route(full_view_tokens=episode.full_view_tokens, native_fit_tokens=0, intent=None)
+                return outline_pack(d, sparse, self.counter, extras)
+        if view == "projection":
+            return projection_pack(d, parsed, extras, cache_dir=self.settings.cache_dir, roots=self.roots)
+        if intent is not None and intent.query:
+            return query_pack(d, parsed, intent.query, extras)
+        return None
+
+    def _whole(
+        self,
+        session: Session,
+        parsed: ParsedArtifact,
+        route: Route,
+        view: str,
+        intent: Intent | None,
+        d: Delivery,
+        extras: Extras,
+    ) -> EvidencePack:
+        """The whole file: natively when it fits, else the full view in pages from the best match."""
+        artifact, episode = parsed.artifact, d.episode
+        decision: GateDecision = "native_fit" if route.native and view != "full" else "full_view"
+        reason = route.reason if view != "full" else "view=full was asked: the faithful full view"
+        origin = 0
+        if not route.native and intent is not None and d.origin is not None:
+            origin = d.origin()  # paged: page 1 begins where the best match is
+        pack = full_or_degraded(d, route, self.counter, extras, decision=decision, reason=reason, start=origin)
+        self.selection.follow_up(episode.id, pack.exposure.payload_chars)  # an escalation, if it followed
+        if pack.view == "full" and pack.cursor is None and pack.items:
+            session.whole[artifact.path] = artifact.fingerprint
+        return pack
+
+    def _located(
+        self, parsed: ParsedArtifact, intent: Intent, action: Action, route: Route, d: Delivery, extras: Extras
+    ) -> EvidencePack:
+        """Located evidence: the selector's configuration, then focus or collect within the gate."""
+        episode = d.episode
         if intent.want == "count" and (intent.needles):
             extras.result = self._count(parsed, intent)
         choice = self.selection.choose(parsed, intent)

@@ -146,42 +146,61 @@ def _says_lines(anchor: str, lines: object) -> bool:
 
 
 def _pack(pack: dict[str, Any]) -> None:
-    """An evidence pack without repeats: slot pointers its own items carry, `unresolved` when derivable,
-    the default view, routine reasons, what the pointers already say."""
+    """An evidence pack without repeats: what its items, its verdict, its defaults and its pointers say."""
+    _coverage_said_once(pack)
+    _verdict_said_once(pack)
+    _defaults_and_routine_left_out(pack)
+    _episode_named_by_pointers(pack)
+
+
+def _coverage_said_once(pack: dict[str, Any]) -> None:
+    """A slot's pointers without the items of this answer that name it (in a one-slot answer, every item)
+    or the matches `already_delivered` names for the one slot there is."""
     items: list[dict[str, Any]] = pack["items"]
     coverage = pack.get("coverage", [])
     named = {i["pointer"]: i.get("slots", []) for i in items}
     delivered = set(pack.get("already_delivered", []))
     for entry in coverage:
         listed = entry.get("pointers", [])
-        # Matches named instead of resent all support the one slot there is: said once, by that list.
         implied = delivered if len(coverage) == 1 and delivered <= set(listed) else set()
         rest = [p for p in listed if entry["slot"] not in named.get(p, []) and p not in implied]
-        if len(coverage) == 1:  # one slot: every item of this answer is about it; its pointer is said once
+        if len(coverage) == 1:
             rest = [p for p in rest if p not in named]
         if rest:
             entry["pointers"] = rest
         else:
             entry.pop("pointers", None)
+
+
+def _verdict_said_once(pack: dict[str, Any]) -> None:
+    """A verdict about the one claim there is says more than its coverage, and names its own pointer; about
+    a file held whole, that pointer is the citation."""
     verdict = pack.get("verification")
-    if isinstance(verdict, dict) and len(coverage) == 1:
-        # A verdict about the one claim there is says more than its coverage, and names its own pointer.
-        pack.pop("coverage", None)
-        coverage = []
-        rest_delivered = [p for p in pack.get("already_delivered", []) if p != verdict.get("pointer")]
-        gate_of = pack.get("gate", {})
-        if gate_of.get("decision") == "native_fit" and "pointer" in verdict:
-            rest_delivered = []  # the file is held whole: the verdict's pointer is the citation
-            gate_of.pop("reason", None)
-        if rest_delivered:
-            pack["already_delivered"] = rest_delivered
-        else:
-            pack.pop("already_delivered", None)
-    derived = [c["slot"] for c in coverage if c.get("status") != "found"]
+    if not isinstance(verdict, dict) or len(pack.get("coverage", [])) != 1:
+        return
+    pack.pop("coverage", None)
+    rest = [p for p in pack.get("already_delivered", []) if p != verdict.get("pointer")]
+    gate = pack.get("gate", {})
+    if gate.get("decision") == "native_fit" and "pointer" in verdict:
+        rest = []
+        gate.pop("reason", None)
+    if rest:
+        pack["already_delivered"] = rest
+    else:
+        pack.pop("already_delivered", None)
+
+
+def _defaults_and_routine_left_out(pack: dict[str, Any]) -> None:
+    """No derivable `unresolved`, default view or action, routine reason and scope, or scores where the
+    items come best first."""
+    items: list[dict[str, Any]] = pack["items"]
+    derived = [c["slot"] for c in pack.get("coverage", []) if c.get("status") != "found"]
     if pack.get("unresolved", []) == derived:
         pack.pop("unresolved", None)
     if pack.get("view") == DEFAULT_VIEW:
         del pack["view"]
+    if pack.get("action") == DEFAULT_ACTION:
+        del pack["action"]
     gate = pack.get("gate")
     if isinstance(gate, dict) and _ROUTINE_GATE.fullmatch(str(gate.get("reason", ""))):
         del gate["reason"]
@@ -193,17 +212,20 @@ def _pack(pack: dict[str, Any]) -> None:
     ordinary = isinstance(gate, dict) and gate.get("decision") == "sparse" and "reason" not in gate
     if ordinary and items and "selection" not in pack:
         pack.pop("scope", None)  # an ordinary batch: which reader and method found it changes nothing
-    if pack.get("action") == DEFAULT_ACTION:
-        del pack["action"]
     scores = [i.get("score", 0.0) for i in items]
     if scores == sorted(scores, reverse=True):  # best first: the order says what the scores would
         for item in items:
             item.pop("score", None)
+
+
+def _episode_named_by_pointers(pack: dict[str, Any]) -> None:
+    """The episode's id; its objective is the agent's own, its file and version where no pointer names them."""
     episode = pack["episode"]
     episode.pop("objective", None)
     artifact = episode.get("artifact", {})
     prefix = f"{artifact.get('path')}@sha256:{artifact.get('fingerprint')}#"
+    verdict = pack.get("verification")
     verdict_pointer = [verdict["pointer"]] if isinstance(verdict, dict) and "pointer" in verdict else []
-    named_here = [i["pointer"] for i in items] or [*pack.get("already_delivered", []), *verdict_pointer]
+    named_here = [i["pointer"] for i in pack["items"]] or [*pack.get("already_delivered", []), *verdict_pointer]
     if named_here and all(p.startswith(prefix) for p in named_here):
-        del episode["artifact"]  # every pointer names the file and its version (its type is in `scope`)
+        del episode["artifact"]

@@ -128,6 +128,20 @@ class Session:
             self.calls_dropped += len(self.calls) - MAX_CALLS
             del self.calls[: len(self.calls) - MAX_CALLS]
 
+    def note_version(self, path: str, fingerprint: str) -> list[str]:
+        """Record that `path` was read at `fingerprint`; when that moved, its earlier episodes go stale and
+        their evidence is invalidated (the pointers are returned)."""
+        previous = self.seen.get(path)
+        invalidated: list[str] = []
+        if previous is not None and previous != fingerprint:
+            for episode in self.episodes.values():
+                if episode.path == path and episode.fingerprint != fingerprint and not episode.stale:
+                    episode.stale = episode.closed = True
+                    invalidated.extend(item.pointer for item in episode.delivered)
+        self.seen[path] = fingerprint
+        self.changed.discard(path)
+        return invalidated
+
     def new_episode_id(self) -> str:
         # Unguessable, so a cursor from one session is useless in another.
         return f"ep{next(self._counter)}-{secrets.token_hex(4)}"

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
-from .errors import ConfigError, IntentError
-from .files.roots import Roots
-from .gate.delivery import Delivery, Extras, deliver_sparse
-from .models import EvidencePack, OpResult
-from .readers.base import ParsedArtifact
+from ..errors import ConfigError, IntentError
+from ..files.roots import Roots
+from ..gate.delivery import Delivery, Extras
+from ..gate.sparse import deliver_sparse
+from ..models import EvidencePack, OpResult
+from ..readers.base import ParsedArtifact
 
 
 def query_pack(d: Delivery, parsed: ParsedArtifact, query: str, extras: Extras) -> EvidencePack:
@@ -18,8 +20,7 @@ def query_pack(d: Delivery, parsed: ParsedArtifact, query: str, extras: Extras) 
             f"intent.query runs on tables (CSV, TSV, JSONL, Parquet, XLSX) and JSON; {parsed.artifact.path} is "
             f"{parsed.type}: use goal or needles instead"
         )
-    extras.result = parsed.queries.run(query)
-    return deliver_sparse(d, [], extras, max_items=0)
+    return deliver_sparse(d, [], replace(extras, result=parsed.queries.run(query)), max_items=0)
 
 
 def projection_pack(
@@ -32,8 +33,7 @@ def projection_pack(
     if any(roots.contains(parent) for parent in (folder, *folder.parents) if parent.exists()):
         raise ConfigError(f"the cache directory {cache_dir} is inside a root; set SPARSEREAD_CACHE_DIR elsewhere")
     name = f"{parsed.artifact.fingerprint[:16]}-{Path(parsed.artifact.path).stem}.tsv"
-    extras.result = parsed.queries.project(folder / name)
-    return deliver_sparse(d, [], extras, max_items=0)
+    return deliver_sparse(d, [], replace(extras, result=parsed.queries.project(folder / name)), max_items=0)
 
 
 def compact_pack(d: Delivery, parsed: ParsedArtifact, extras: Extras) -> EvidencePack:
@@ -41,9 +41,9 @@ def compact_pack(d: Delivery, parsed: ParsedArtifact, extras: Extras) -> Evidenc
     the budget, it is BudgetTooSmall (the pack's fit says so) and the engine answers with the outline."""
     if parsed.compact_text is None:
         raise IntentError(f"view='compact' exists for source code only; {parsed.artifact.path} is {parsed.type}")
-    extras.result = OpResult(
+    result = OpResult(
         value=parsed.compact_text,
         scanned=f"compact view: comments and blank lines dropped (lossy; {len(parsed.artifact.text)} chars "
         "in the faithful full view)",
     )
-    return deliver_sparse(d, [], extras, max_items=0)
+    return deliver_sparse(d, [], replace(extras, result=result), max_items=0)

@@ -6,10 +6,15 @@ A view that does not fit never truncates silently: the pack names the view actua
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..errors import BudgetTooSmall
-from ..gate.delivery import Delivery, Extras, deliver_full, deliver_sparse
+from ..evidence import Candidate, pointer_for
+from ..gate.delivery import Delivery, Extras
+from ..gate.pages import deliver_full
 from ..gate.respond import MIN_OUTLINE_TOKENS, shrink_preview
-from ..gate.route import Route
+from ..gate.route import Route, choose_route
+from ..gate.sparse import deliver_sparse
 from ..models import EvidencePack
 from ..preview import build_preview
 from ..readers.base import ParsedArtifact
@@ -33,10 +38,9 @@ def outline_pack(
     room = d.budget_tokens - _frame_tokens(d, extras)
     if room < MIN_OUTLINE_TOKENS:
         return card_pack(d, route, counter, extras)
-    extras.preview = shrink_preview(preview, room, counter)
-    d.view = "outline"
+    outline = replace(extras, preview=shrink_preview(preview, room, counter))
     try:
-        return deliver_sparse(d, [], extras, max_items=0)
+        return deliver_sparse(replace(d, view="outline"), [], outline, max_items=0)
     except BudgetTooSmall:
         return card_pack(d, route, counter, extras)
 
@@ -47,9 +51,8 @@ def card_pack(d: Delivery, route: Route, counter: TokenCounter, extras: Extras) 
         d.parsed, full_view_tokens=d.episode.full_view_tokens, route=route, counter=counter, budget_tokens=None
     )
     update = {"outline": [], "samples": [], "outline_complete": False, "content": None}
-    extras.preview = stamp_tokens(preview.model_copy(update=update), counter)
-    d.view = "card"
-    return deliver_sparse(d, [], extras, max_items=0)
+    card = replace(extras, preview=stamp_tokens(preview.model_copy(update=update), counter))
+    return deliver_sparse(replace(d, view="card"), [], card, max_items=0)
 
 
 def full_or_degraded(
@@ -67,11 +70,11 @@ def full_or_degraded(
     try:
         return deliver_full(d, extras, start=start, decision=decision, reason=reason)
     except BudgetTooSmall:
-        extras.message = (
+        message = (
             f"the full view ({d.episode.full_view_tokens} tokens) leaves no room for text at budget_tokens="
             f"{d.budget_tokens}: here is the outline instead; raise budget_tokens or read a section by anchor"
         )
-        return outline_pack(d, route, counter, extras)
+        return outline_pack(d, route, counter, replace(extras, message=message))
 
 
 def _frame_tokens(d: Delivery, extras: Extras) -> int:
@@ -81,3 +84,20 @@ def _frame_tokens(d: Delivery, extras: Extras) -> int:
 
 def lines_of(parsed: ParsedArtifact, start: int, end: int) -> tuple[int, int]:
     return parsed.lines.line_of(start), parsed.lines.line_of(max(start, end - 1))
+
+
+def anchored_pack(d: Delivery, start: int, end: int, extras: Extras) -> EvidencePack:
+    """An explicit range is delivered whole or not at all; too large, its outline and sub-ranges to read."""
+    candidate = Candidate(start=start, end=end, score=1.0)
+    try:
+        return deliver_sparse(d, [candidate], extras, max_items=1, resend=True)
+    except BudgetTooSmall:
+        inside = [p for p in d.parsed.passages if p.start >= start and p.end <= end]
+        hints = [pointer_for(d.parsed, p.start, p.end).split("#", 1)[1] for p in inside[:12]]
+        message = (
+            f"the range is larger than budget_tokens={d.budget_tokens}: here is its outline; read a "
+            "sub-range (see `next`) or raise budget_tokens"
+        )
+        outline = replace(extras, message=message, next=tuple(f"sub-range: #{h}" for h in hints))
+        route = choose_route(full_view_tokens=d.episode.full_view_tokens, native_fit_tokens=0, intent=None)
+        return outline_pack(d, route, d.counter, outline, lines=lines_of(d.parsed, start, end))

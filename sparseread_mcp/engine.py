@@ -57,8 +57,7 @@ from .readers.base import ParsedArtifact, Reader, parsed_bytes
 from .readers.registry import ReaderRegistry, default_registry
 from .select.selection import Selection as ConfigurationSelection
 from .select.selector import FULL_VIEW, TAU
-from .stores.base import SessionStore
-from .stores.persist import open_session_store
+from .stores import SessionStore, open_session_store
 from .tokens import TokenCounter
 from .vocabulary import PREVIEW_TOOL, READ_TOOL, Action, GateDecision, View
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import logging
 import sqlite3
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 from test_redis_store import running_redis
 
+import sparseread_mcp
 from sparseread_mcp.gate.ledger import Ledger
 from sparseread_mcp.models import Intent, Slot
 from sparseread_mcp.protocol.session import CallRecord, DeliveredItem, Episode, Session
@@ -209,3 +211,15 @@ def test_apply_fields_refuses_another_format_and_an_empty_record_is_any_format()
     copy = Session(key="k")
     apply_fields(copy, fields)
     assert session_fields(copy) == fields
+
+
+def test_no_class_subclasses_a_session_store() -> None:
+    """Stores meet the `SessionStore` Protocol side by side; none is built by inheriting from another."""
+    stores = {"SessionStore", "MemorySessionStore", "SqliteSessionStore", "RedisSessionStore"}
+    subclasses = []
+    for path in Path(sparseread_mcp.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                names = {b.id if isinstance(b, ast.Name) else getattr(b, "attr", "") for b in node.bases}
+                subclasses += [f"{path.name}: {node.name}"] if names & stores else []
+    assert subclasses == []

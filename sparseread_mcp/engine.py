@@ -43,8 +43,7 @@ from .protocol.session import Episode, Session
 from .readers.base import ParsedArtifact, Reader, parsed_bytes
 from .readers.registry import ReaderRegistry, default_registry
 from .select.selection import Selection as ConfigurationSelection
-from .stores.base import SessionStore
-from .stores.persist import open_session_store
+from .stores import SessionStore, open_session_store
 from .tokens import TokenCounter
 from .vocabulary import READ_TOOL
 

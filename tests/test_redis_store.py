@@ -22,7 +22,7 @@ from sparseread_mcp.errors import ConfigError, MissingDependency
 from sparseread_mcp.gate.ledger import Ledger
 from sparseread_mcp.models import Slot
 from sparseread_mcp.protocol.session import MAX_EPISODES, DeliveredItem, Episode, Session
-from sparseread_mcp.stores.persist_fields import session_fields
+from sparseread_mcp.stores.fields import session_fields
 from sparseread_mcp.stores.redis_store import RedisSessionStore, _redacted, _split_url
 
 

@@ -18,8 +18,8 @@ from sparseread_mcp import ReadEngine, Settings
 from sparseread_mcp.gate.ledger import Ledger
 from sparseread_mcp.protocol.session import DeliveredItem, Episode, Session
 from sparseread_mcp.serve.server import MAX_ERROR_CHARS, create_server
-from sparseread_mcp.stores import persist
-from sparseread_mcp.stores.persist import SqliteSessionStore
+from sparseread_mcp.stores import sqlite as sqlite_store
+from sparseread_mcp.stores.sqlite import SqliteSessionStore
 from sparseread_mcp.tokens import TokenCounter
 
 pytestmark = pytest.mark.anyio
@@ -108,10 +108,10 @@ async def test_sro_card_after_600_episodes_fits_its_budget_and_counts_what_it_le
 async def test_reads_and_the_card_go_on_when_the_sqlite_store_is_locked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr(persist, "_BUSY_SECONDS", 0.05)  # a locked file fails fast here, not after 2 s
+    monkeypatch.setattr(sqlite_store, "_BUSY_SECONDS", 0.05)  # a locked file fails fast here, not after 2 s
     db = tmp_path / "state" / "sessions.db"
     server = create_server(Settings(roots=(docs_root(tmp_path),), location="bm25", store=db))
-    caplog.set_level(logging.ERROR, logger="sparseread_mcp.stores.persist")
+    caplog.set_level(logging.ERROR, logger="sparseread_mcp.stores.sqlite")
     with anyio.fail_after(60):
         async with Client(server) as client:
             first = await client.call_tool("sro_read", {"target": "manual.md", "intent": {"goal": "turbine harbor"}})
@@ -159,7 +159,7 @@ def test_the_sqlite_store_evicts_the_least_recently_used_and_the_expired(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     clock = _Clock()
-    monkeypatch.setattr(persist, "time", clock)
+    monkeypatch.setattr(sqlite_store, "time", clock)
     path = tmp_path / "sessions.db"
     store = SqliteSessionStore(path, max_sessions=3, ttl_seconds=3_600)
     for n in range(6):

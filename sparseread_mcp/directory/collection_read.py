@@ -8,6 +8,7 @@ scans every text file and returns matching lines with context, the total count, 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..deadline import checkpoint
@@ -285,81 +286,15 @@ def _deliver(
     budget: int,
     result: OpResult | None,
 ) -> EvidencePack:
+    """The episode's next queued items that fit `budget` (at most 12), recorded as delivered."""
     delivered = {d.pointer for d in episode.delivered}
     pending = [h for h in episode.pending if isinstance(h, Hit) and h.item.pointer not in delivered]
-    slot_ids = [s.id for s in slots_of(intent)] if intent and (intent.goal or intent.slots) else []
-
-    def build(items: list[EvidenceItem], remaining: int) -> EvidencePack:
-        evidence: dict[str, list[tuple[str, float]]] = {}
-        texts = [(d.pointer, d.text) for d in episode.delivered] + [(i.pointer, i.text) for i in items]
-        for slot in slots_of(intent) if slot_ids and intent else []:
-            for pointer, text in texts:
-                if (value := support(slot, text)) > 0:
-                    evidence.setdefault(slot.id, []).append((pointer, value))
-        coverage: list[SlotCoverage] = summarize(slot_ids, evidence)
-        payload = serialized_chars(items)
-        cursor = f"{episode.id}:dir" if remaining else None
-        pack = evidence_pack(
-            episode=EpisodeRef(
-                id=episode.id,
-                artifact=ArtifactRef(path=episode.path, type="directory", fingerprint=episode.fingerprint),
-                objective=episode.objective,
-            ),
-            action="focus",
-            view="pointers" if left_out else "snippets",
-            items=items,
-            result=result,
-            coverage=coverage,
-            unresolved=[c.slot for c in coverage if c.status != "found"],
-            scope=f"directory: {len(inventory.files)} files ({inventory.total_bytes} bytes); items come from "
-            f"{len({i.pointer.split('@')[0] for i in items})} files, each located by its own reader",
-            exposure=Exposure(
-                payload_chars=payload,
-                payload_tokens=sum(engine.counter.count(i.text) for i in items),
-                episode_chars=episode.ledger.sparse_chars + payload,
-                full_view_chars=episode.ledger.full_view_chars,
-                full_view_tokens=episode.full_view_tokens,
-                remaining_chars=max(0, episode.ledger.remaining - payload),  # E may pass L for a collection
-            ),
-            gate=Gate(
-                decision="sparse",
-                reason=f"{len(items)} item(s) from the directory, {remaining} more queued; a collection is "
-                "not replaced by one full view, so each file's reads carry its own bound",
-            ),
-            next_steps=[
-                "pass `cursor` (or action='refine') for the next items",
-                f"read a file's passage: {READ_TOOL}(pointer)",
-            ]
-            if remaining
-            else [f"read a file's passage: {READ_TOOL}(pointer)"],
-            left_out=left_out,
-            cursor=cursor,
-            tokenizer=engine.counter.name,
-        )
-        return stamp_tokens(pack, engine.counter)
-
-    chosen: list[Hit] = []
-    left_out: str | None = None
-    fit_pack(build([], len(pending)), budget, engine.counter)  # the frame fits, or BudgetTooSmall says so
-    for hit in pending:
-        if len(chosen) >= 12:
-            break
-        trial = build([h.item for h in [*chosen, hit]], len(pending) - len(chosen) - 1)
-        if trial.tokens > budget and not chosen:
-            trial = shrink_pack(trial, budget, engine.counter)  # the first item before hints and echoes
-        if trial.tokens <= budget:
-            chosen.append(hit)
-    if pending and not chosen:
-        # No item fits: the next ones are named by pointer (as many as fit); the cursor still holds them all.
-        pointers = [h.item.pointer for h in pending]
-        for count in (5, 3, 1, 0):
-            left_out = pointers_note(pointers[:count], budget, total=len(pointers), what="item(s)")
-            shrunk = shrink_pack(build([], len(pending)), budget, engine.counter)
-            if shrunk.tokens <= budget and shrunk.left_out == left_out:
-                break
-        else:
-            left_out = None  # not even the count fits: the gate's reason says how many are queued
-    pack = fit_pack(build([h.item for h in chosen], len(pending) - len(chosen)), budget, engine.counter)
+    frame = _Frame(engine=engine, episode=episode, inventory=inventory, intent=intent, result=result)
+    fit_pack(frame.pack([], len(pending)), budget, engine.counter)  # the frame fits, or BudgetTooSmall says so
+    chosen = _fitting(frame, pending, budget)
+    left_out = _pointers_only(frame, pending, budget) if pending and not chosen else None
+    pack = frame.pack([h.item for h in chosen], len(pending) - len(chosen), left_out)
+    pack = fit_pack(pack, budget, engine.counter)
     checkpoint()  # a cancelled call stops here with nothing recorded
     episode.ledger.record(pack.exposure.payload_chars)
     for hit in chosen:
@@ -370,3 +305,92 @@ def _deliver(
         )
     episode.coverage.update({c.slot: c for c in pack.coverage})
     return pack
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Frame:
+    """What every pack one directory delivery tries shares: the episode, the inventory, the intent."""
+
+    engine: DirectoryContext
+    episode: Episode
+    inventory: Inventory
+    intent: Intent | None
+    result: OpResult | None
+
+    def pack(self, items: list[EvidenceItem], remaining: int, left_out: str | None = None) -> EvidencePack:
+        """The pack with these items, `remaining` more queued, and `left_out` naming what did not fit."""
+        episode, counter = self.episode, self.engine.counter
+        coverage = _coverage(episode, self.intent, items)
+        payload = serialized_chars(items)
+        pack = evidence_pack(
+            episode=EpisodeRef(
+                id=episode.id,
+                artifact=ArtifactRef(path=episode.path, type="directory", fingerprint=episode.fingerprint),
+                objective=episode.objective,
+            ),
+            action="focus",
+            view="pointers" if left_out else "snippets",
+            items=items,
+            result=self.result,
+            coverage=coverage,
+            unresolved=[c.slot for c in coverage if c.status != "found"],
+            scope=f"directory: {len(self.inventory.files)} files ({self.inventory.total_bytes} bytes); items come "
+            f"from {len({i.pointer.split('@')[0] for i in items})} files, each located by its own reader",
+            exposure=Exposure(
+                payload_chars=payload,
+                payload_tokens=sum(counter.count(i.text) for i in items),
+                episode_chars=episode.ledger.sparse_chars + payload,
+                full_view_chars=episode.ledger.full_view_chars,
+                full_view_tokens=episode.full_view_tokens,
+                remaining_chars=max(0, episode.ledger.remaining - payload),  # E may pass L for a collection
+            ),
+            gate=Gate(
+                decision="sparse",
+                reason=f"{len(items)} item(s) from the directory, {remaining} more queued; a collection is "
+                "not replaced by one full view, so each file's reads carry its own bound",
+            ),
+            next_steps=["pass `cursor` (or action='refine') for the next items", _READ_HINT]
+            if remaining
+            else [_READ_HINT],
+            left_out=left_out,
+            cursor=f"{episode.id}:dir" if remaining else None,
+            tokenizer=counter.name,
+        )
+        return stamp_tokens(pack, counter)
+
+
+def _coverage(episode: Episode, intent: Intent | None, items: list[EvidenceItem]) -> list[SlotCoverage]:
+    """Each slot's support in everything the episode delivered so far and in `items`."""
+    slots = slots_of(intent) if intent and (intent.goal or intent.slots) else []
+    evidence: dict[str, list[tuple[str, float]]] = {}
+    texts = [(d.pointer, d.text) for d in episode.delivered] + [(i.pointer, i.text) for i in items]
+    for slot in slots:
+        for pointer, text in texts:
+            if (value := support(slot, text)) > 0:
+                evidence.setdefault(slot.id, []).append((pointer, value))
+    return summarize([s.id for s in slots], evidence)
+
+
+def _fitting(frame: _Frame, pending: list[Hit], budget: int) -> list[Hit]:
+    """The queued hits, in order, that fit the budget together (at most 12; the first one shrunk if need be)."""
+    chosen: list[Hit] = []
+    for hit in pending:
+        if len(chosen) >= 12:
+            break
+        trial = frame.pack([h.item for h in [*chosen, hit]], len(pending) - len(chosen) - 1)
+        if trial.tokens > budget and not chosen:
+            trial = shrink_pack(trial, budget, frame.engine.counter)  # the first item before hints and echoes
+        if trial.tokens <= budget:
+            chosen.append(hit)
+    return chosen
+
+
+def _pointers_only(frame: _Frame, pending: list[Hit], budget: int) -> str | None:
+    """When no item fits: the note naming the next ones by pointer, as many as fit (the cursor holds them all)."""
+    pointers = [h.item.pointer for h in pending]
+    for count in (5, 3, 1, 0):
+        left_out = pointers_note(pointers[:count], budget, total=len(pointers), what="item(s)")
+        shrunk = shrink_pack(frame.pack([], len(pending), left_out), budget, frame.engine.counter)
+        if shrunk.tokens <= budget and shrunk.left_out == left_out:
+            return left_out
+    return None  # not even the count fits: the gate's reason says how many are queued

@@ -3,14 +3,16 @@
 Keys (all under a prefix, `sparseread:` unless the URL says `?prefix=`):
 
 ```
-{prefix}session:{key}   hash: v (version), meta, calls, ep:<id> per episode (see persist_fields)
+{prefix}session:{key}   hash: v (version), fmt, meta, calls, ep:<id> per episode (see fields)
 {prefix}sessions        sorted set: session hashes by last use (Redis's clock), least recently used evicted first
 ```
 
 A replica reads a session when its version moved since it last saw it, and writes at the end of a
 call only the fields the call changed, in one Lua script that first checks the version it read. When
 another replica wrote in between, the script refuses; this replica merges its changes onto theirs
-(`merge_fields`) and writes again. Sessions expire `ttl` seconds after their last use (a week unless
+(`merge_fields`) and writes again. A session written in another format version (by a replica of another
+release) is never merged or misread: it starts afresh, the log says why, and the next write replaces it
+whole. Sessions expire `ttl` seconds after their last use (a week unless
 the URL says `?ttl=`); past MAX_SESSIONS the least recently used go, and each session keeps at most
 MAX_EPISODES episodes, as in memory. The eviction script touches keys it was not passed, which a
 single Redis (or a primary with replicas) allows and Redis Cluster does not.
@@ -18,6 +20,7 @@ single Redis (or a primary with replicas) allows and Redis Cluster does not.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -29,10 +32,12 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from ..commands.install import extra_hint
 from ..errors import ConfigError, MissingDependency, SparsereadError
 from ..protocol.session import MAX_SESSIONS, Session
-from .persist_fields import apply_fields, merge_fields, session_fields
+from .fields import apply_fields, foreign_format, merge_fields, session_fields
 
 if TYPE_CHECKING:
     from redis import Redis
+
+logger = logging.getLogger(__name__)
 
 PREFIX = "sparseread:"
 DEFAULT_TTL_SECONDS = 7 * 24 * 3600
@@ -170,9 +175,12 @@ class RedisSessionStore:
                     synced.version, synced.base = version, fields
                     return
                 theirs, their_version = self._fetch(session.key)
-                apply_fields(session, merge_fields(synced.base, fields, theirs))
+                if foreign_format(theirs) is None:
+                    apply_fields(session, merge_fields(synced.base, fields, theirs))
+                    self.merges += 1
+                else:  # a replica of another release wrote it meanwhile: this write replaces theirs whole
+                    _dropped(theirs)
                 synced.version, synced.base = their_version, theirs
-                self.merges += 1
         raise SparsereadError(
             f"this session kept changing on other replicas ({_ATTEMPTS} merges in a row): retry the call"
         )
@@ -201,8 +209,16 @@ class RedisSessionStore:
 
     def _load(self, synced: _Synced) -> None:
         fields, version = self._fetch(synced.session.key)
-        apply_fields(synced.session, fields)
+        if foreign_format(fields) is None:
+            apply_fields(synced.session, fields)
+        else:  # started afresh here; the next commit replaces the stored fields (`base`) with this format's
+            _dropped(fields)
+            apply_fields(synced.session, {})
         synced.version, synced.base = version, fields
+
+
+def _dropped(fields: dict[str, str]) -> None:
+    logger.warning("a stored session was dropped and starts afresh: %s", foreign_format(fields))
 
 
 def _split_url(url: str) -> tuple[str, str, int]:

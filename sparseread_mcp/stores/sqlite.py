@@ -1,9 +1,12 @@
-"""Session stores that outlive a process: SQLite in WAL mode (a restarted server keeps its evidence
-records) or Redis (replicas share them, see `redis_store`); `open_session_store` picks one from `--store`.
+"""Sessions in a SQLite file in WAL mode, so a restarted server keeps its evidence records.
 
-Each call's end writes its session in one transaction (sessions and episodes together), so a crash
-loses at most the call in flight and never leaves half a record. Directory episodes' queued candidates
-are not stored: a continued directory search after a restart asks to run the search again.
+A session is stored as the fields of `fields.session_fields` (the serialization Redis writes too): its
+episodes one row each in `episodes`, the rest as one JSON object in `sessions`. Each call's end writes its
+session in one transaction (sessions and episodes together), so a crash loses at most the call in flight
+and never leaves half a record. A session written in another format version (by an older release, say)
+is not read: it starts afresh, the log says why, and its next commit replaces the old rows. Directory
+episodes' queued candidates are not stored: a continued directory search after a restart asks to run
+the search again.
 """
 
 from __future__ import annotations
@@ -16,11 +19,9 @@ import time
 from pathlib import Path
 
 from ..errors import StoreUnavailable
-from ..models import Intent
-from ..protocol.session import MAX_SESSIONS, SESSION_TTL_SECONDS, CallRecord, Session
-from .base import SessionStore
+from ..protocol.session import MAX_SESSIONS, SESSION_TTL_SECONDS, Session
+from .fields import EPISODE, FORMAT, apply_fields, foreign_format, session_fields
 from .memory import MemorySessionStore
-from .persist_fields import episode_from_state, episode_state
 
 logger = logging.getLogger(__name__)
 
@@ -95,37 +96,39 @@ class SqliteSessionStore:
             return session
         try:
             with self._write:
-                row = self._db.execute(
-                    "SELECT state FROM sessions WHERE key = ? AND used >= ?", (key, time.time() - self._ttl)
-                ).fetchone()
-                episodes = self._db.execute("SELECT state FROM episodes WHERE session = ?", (key,)).fetchall()
+                fields = self._fields(key)
         except sqlite3.Error as exc:
             self._failed("read", exc)
             return session  # a fresh session: reads go on
-        if row is None:
+        if (foreign := foreign_format(fields)) is not None:  # started afresh: the next commit replaces it
+            logger.warning("a stored session in %s was dropped and starts afresh: %s", self._path.name, foreign)
             return session
-        state = json.loads(row[0])
-        session.intent = Intent.model_validate(state["intent"]) if state["intent"] else None
-        session.seen = dict(state["seen"])
-        session.whole = dict(state.get("whole", {}))
-        session.calls = [CallRecord.from_json(c) for c in state.get("calls", [])]
-        session.calls_dropped = int(state.get("calls_dropped", 0))
-        for (blob,) in episodes:
-            episode = episode_from_state(json.loads(blob))
-            session.episodes[episode.id] = episode
+        apply_fields(session, fields)
         return session
+
+    def _fields(self, key: str) -> dict[str, str]:
+        """The stored fields of an unexpired session (none when there is none)."""
+        assert self._db is not None
+        row = self._db.execute(
+            "SELECT state FROM sessions WHERE key = ? AND used >= ?", (key, time.time() - self._ttl)
+        ).fetchone()
+        if row is None:
+            return {}
+        try:
+            state = json.loads(row[0])
+        except ValueError:
+            state = None
+        if not isinstance(state, dict):
+            return {FORMAT: "unreadable"}  # not a format this or any release wrote: dropped, never misread
+        episodes = self._db.execute("SELECT id, state FROM episodes WHERE session = ? ORDER BY rowid", (key,))
+        return {**state, **{EPISODE + episode: value for episode, value in episodes}}
 
     def commit(self, session: Session) -> None:
         if self._db is None:
             return
-        state = {
-            "intent": session.intent.model_dump(mode="json") if session.intent else None,
-            "seen": session.seen,
-            "whole": session.whole,
-            "calls": [c.to_json() for c in session.calls],
-            "calls_dropped": session.calls_dropped,
-        }
-        rows = [(e.id, session.key, json.dumps(episode_state(e))) for e in session.episodes.values()]
+        fields = session_fields(session)
+        state = {name: value for name, value in fields.items() if not name.startswith(EPISODE)}
+        rows = [(name.removeprefix(EPISODE), session.key, value) for name, value in fields.items() if name not in state]
         now = time.time()
         try:
             with self._write:
@@ -166,14 +169,3 @@ class SqliteSessionStore:
             except sqlite3.Error as exc:
                 self._failed("read", exc)
         return list(dict.fromkeys([*stored, *self._memory.keys()]))
-
-
-def open_session_store(store: Path | str | None) -> SessionStore:
-    """The store `--store` names: none (in memory), a `redis://` URL (shared by replicas) or a SQLite file."""
-    if store is None:
-        return MemorySessionStore()
-    if isinstance(store, str) and "://" in store:
-        from .redis_store import RedisSessionStore  # the `redis` extra, imported only when asked for
-
-        return RedisSessionStore.from_url(store)
-    return SqliteSessionStore(Path(store))

@@ -1,7 +1,10 @@
-"""A session as named JSON fields, and the three-way merge of two writers' changes to them.
+"""A session as named JSON fields, the one serialization every persistent store writes, and the
+three-way merge of two writers' changes to them.
 
-Fields: `meta` (session intent, the fingerprint each path was read at, episode order), `calls` (the
-trace of tool calls) and one `ep:<id>` per episode. Shared stores write only the fields a call changed;
+Fields: `fmt` (the format version below), `meta` (session intent, the fingerprint each path was read at,
+episode order), `calls` (the trace of tool calls) and one `ep:<id>` per episode. A store drops a session
+written in another format (it starts afresh, and the store logs why) rather than misread it: see
+`foreign_format`. Shared stores write only the fields a call changed;
 when another replica changed the same session meanwhile, `merge_fields` puts this call's changes onto
 theirs: an episode both changed keeps every item either delivered (so refine never resends one) and
 the exposure both added (so the ledger never forgets any), which keeps the gate's bounds across replicas.
@@ -16,6 +19,10 @@ from ..gate.ledger import Ledger
 from ..models import Intent, Slot, SlotCoverage
 from ..protocol.session import MAX_CALLS, MAX_EPISODES, CallRecord, DeliveredItem, Episode, Session
 
+FORMAT = "fmt"
+#: The layout of the fields written here. Bump it whenever a field's name, shape or meaning changes: a
+#: server then drops the sessions an older (or newer) release wrote instead of misreading them.
+FORMAT_VERSION = "1"
 META = "meta"
 CALLS = "calls"
 EPISODE = "ep:"
@@ -30,13 +37,25 @@ def session_fields(session: Session) -> dict[str, str]:
         "order": list(session.episodes),
     }
     calls = {"calls": [c.to_json() for c in session.calls], "dropped": session.calls_dropped}
-    fields = {META: _dumps(meta), CALLS: _dumps(calls)}
+    fields = {FORMAT: FORMAT_VERSION, META: _dumps(meta), CALLS: _dumps(calls)}
     fields.update({EPISODE + e.id: _dumps(episode_state(e)) for e in session.episodes.values()})
     return fields
 
 
+def foreign_format(fields: dict[str, str]) -> str | None:
+    """Why `fields` cannot be read here (a session written in another format version), else None.
+    No fields at all is the empty session in every format."""
+    if not fields or fields.get(FORMAT) == FORMAT_VERSION:
+        return None
+    written = str(fields[FORMAT])[:16] if FORMAT in fields else "none (before formats were versioned)"
+    return f"it was written in session format {written} and this server reads format {FORMAT_VERSION}"
+
+
 def apply_fields(session: Session, fields: dict[str, str]) -> None:
-    """Replace the session's persistent state (not its lock) with `fields`; absent fields mean empty."""
+    """Replace the session's persistent state (not its lock) with `fields`; absent fields mean empty.
+    Fields in another format are refused (ValueError), never misread: stores check `foreign_format` first."""
+    if (foreign := foreign_format(fields)) is not None:
+        raise ValueError(f"a stored session cannot be read: {foreign}")
     meta: dict[str, Any] = json.loads(fields[META]) if META in fields else {"intent": None, "seen": {}, "order": []}
     session.intent = Intent.model_validate(meta["intent"]) if meta["intent"] else None
     session.seen = dict(meta["seen"])
@@ -50,7 +69,8 @@ def apply_fields(session: Session, fields: dict[str, str]) -> None:
 
 
 def merge_fields(base: dict[str, str], mine: dict[str, str], theirs: dict[str, str]) -> dict[str, str]:
-    """`theirs` with the changes `mine` made since `base` put on top (field by field, then inside a field)."""
+    """`theirs` with the changes `mine` made since `base` put on top (field by field, then inside a field).
+    All three are in this format (a store checks `foreign_format` on what it reads)."""
     merged: dict[str, str] = {}
     for name in sorted(base.keys() | mine.keys() | theirs.keys()):
         was, now, other = base.get(name), mine.get(name), theirs.get(name)
@@ -60,6 +80,8 @@ def merge_fields(base: dict[str, str], mine: dict[str, str], theirs: dict[str, s
             value = now  # only this writer changed it (None: dropped it)
         elif now is None or other is None:
             value = now if other is None else other  # changed on one side, dropped on the other: keep it
+        elif name == FORMAT:
+            value = now  # both wrote this format (a first write onto a session another replica began)
         elif name == META:
             value = _dumps(_merge_meta(_loads(was), json.loads(now), json.loads(other)))
         elif name == CALLS:
@@ -170,7 +192,8 @@ def episode_from_state(s: dict[str, Any]) -> Episode:  # s: the JSON written by 
 
 
 def _dumps(value: object) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    # ASCII: a path with undecodable bytes (a lone surrogate) would fail a store's UTF-8 write.
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
 def _loads(value: str | None) -> dict[str, Any]:

@@ -350,11 +350,12 @@ def _trace(args: argparse.Namespace, settings: Settings) -> int:
 
     from .commands.savings import build_trace, render_trace
     from .engine import ReadEngine
+    from .vocabulary import CARD_TOOL
 
     if settings.store is None:
         print(
             "error: trace reads the session store a server kept: pass --store FILE (the server's --store or "
-            "SPARSEREAD_STORE); for the current session, call sro_card with trace=true",
+            f"SPARSEREAD_STORE); for the current session, call {CARD_TOOL} with trace=true",
             file=sys.stderr,
         )
         return 2

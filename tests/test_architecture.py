@@ -1,5 +1,6 @@
 """The layout the design promises (issue #19): no import circles, counting imports under TYPE_CHECKING and
-inside functions, and few top-level modules. Read from the source, so it holds for every import path."""
+inside functions, few top-level modules, and modules and functions of one job. Read from the source, so it
+holds for every import path."""
 
 from __future__ import annotations
 
@@ -101,3 +102,22 @@ def test_the_circle_finder_finds_a_circle() -> None:
 def test_few_modules_sit_beside_the_subpackages() -> None:
     top_level = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem not in ("__init__", "__main__"))
     assert len(top_level) <= MAX_TOP_LEVEL, top_level
+
+
+#: Small modules with one job each, functions that fit on a screen (STYLE.md, issue #19).
+MAX_MODULE_LINES = 450
+MAX_FUNCTION_LINES = 80
+
+
+def test_no_module_or_function_outgrows_one_job() -> None:
+    long_modules, long_functions = [], []
+    for name, path in sorted(_modules().items()):
+        source = path.read_text(encoding="utf-8")
+        if len(source.splitlines()) > MAX_MODULE_LINES:
+            long_modules.append(name)
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                if length > MAX_FUNCTION_LINES:
+                    long_functions.append(f"{name}.{node.name} ({length} lines)")
+    assert long_modules == [] and long_functions == []

@@ -37,7 +37,6 @@ from .gate.ledger import Ledger
 from .gate.respond import fit_card, fit_pack, fit_preview, minimal_frame
 from .gate.route import Route, choose_route
 from .locate import LocatorSet
-from .locate.exposure import as_form
 from .models import Card, EvidencePack, Intent, OpResult, Preview, Selection
 from .preview import binary_card, build_preview
 from .protocol import actions
@@ -55,8 +54,9 @@ from .protocol.pointers import anchored_span, gone_pack, verify_pointer
 from .protocol.session import Episode, Session
 from .readers.base import ParsedArtifact, Reader, parsed_bytes
 from .readers.registry import ReaderRegistry, default_registry
-from .select.selection import Selection as ConfigurationSelection
-from .select.selector import FULL_VIEW, TAU
+from .select.configuration import FULL_VIEW
+from .select.policy import Policy
+from .select.selector import TAU
 from .stores.base import SessionStore
 from .stores.persist import open_session_store
 from .tokens import TokenCounter
@@ -87,7 +87,7 @@ class ReadEngine:
         self.index_cache = IndexCache(settings.cache_dir, roots=self.roots) if isinstance(settings.store, str) else None
         self.locators = LocatorSet(semantic_model=settings.semantic_model, cache_dir=settings.cache_dir)
         self.locator = self.locators.get("bm25")  # refine, verify and directories locate with BM25
-        self.selection = ConfigurationSelection(settings, self.locators)
+        self.selection = Policy(settings, self.locators)
         cache_bytes = settings.cache_mb * 1024 * 1024  # 3/4 for parsed files, 1/4 for directory indexes
         self._parsed: LruCache[tuple[str, str, str], ParsedArtifact] = LruCache(
             32, max_bytes=cache_bytes * 3 // 4, weigh=parsed_bytes
@@ -218,7 +218,7 @@ class ReadEngine:
             route=route,
             counter=self.counter,
             budget_tokens=budget,
-            configurations=[str(c) for c in self.registry.configurations(reader)],
+            configurations=self.registry.configurations(reader),
         )
         preview = fit_preview(preview, budget, self.counter)  # the guarantee: within budget, or a clear error
         if preview.content is not None:
@@ -460,7 +460,7 @@ class ReadEngine:
         if intent.want == "count" and (intent.needles):
             extras.result = self._count(parsed, intent)
         choice = self.selection.choose(parsed, intent)
-        configuration = f"{parsed.type} x {choice.configuration}"
+        configuration = choice.configuration.qualified(parsed.type)
         if choice.configuration == FULL_VIEW:
             origin = self._likeliest_region(parsed, intent, episode)
             reason = choice.reason
@@ -478,8 +478,8 @@ class ReadEngine:
                 f"this sparse answer is {why} (see selection.reliability): if the evidence is not here, "
                 "refine, add needles, or ask view='full' (its pages begin at the best match)"
             )
-        locator = self.locators.get(choice.method)
-        form = as_form(choice.form)
+        locator = self.locators.get(choice.configuration.location)
+        form = choice.configuration.exposure
         max_chars = actions.exposure_chars(intent, self.settings.passage_chars)
         if action == "collect":
             slot_count = len(actions.slots_of(intent))

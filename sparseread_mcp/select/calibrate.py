@@ -55,7 +55,6 @@ class Request:
     question: str
     parsed: ParsedArtifact
     gold: list[tuple[int, int]]
-    row: dict[str, Any]
 
     @property
     def group(self) -> str:
@@ -84,7 +83,7 @@ def requests(data: Path, *, half: Half = "calibration", passage_chars: int = 500
                 parsed_by_doc[doc] = _parse(roots, registry, doc, passage_chars)
             parsed = parsed_by_doc[doc]
             if parsed is not None:
-                yield Request(questions.parent.name, qid, str(row.get("question", "")), parsed, gold, row)
+                yield Request(questions.parent.name, qid, str(row.get("question", "")), parsed, gold)
 
 
 def doc_file(folder: Path, row: dict[str, Any]) -> str | None:

@@ -15,13 +15,14 @@ from ..files.artifacts import LruCache
 from ..locate import LocatorSet
 from ..models import Intent
 from ..readers.base import ParsedArtifact
+from ..vocabulary import LocationMethod
 from .configuration import Configuration
 from .selector import Choice, Selector, group_of, intent_type
 
 _NO_SEMANTIC = "; dense and hybrid need the semantic extra (not installed): BM25 and lexical only"
 #: Dense location alone is measured but never chosen: it cannot tell `City72` from `City77`, and agents'
 #: goals are full of identifiers. Hybrid keeps its semantic reach with BM25's exact terms.
-NOT_CHOSEN = frozenset({"dense"})
+NOT_CHOSEN: frozenset[LocationMethod] = frozenset({"dense"})
 
 
 class Policy:

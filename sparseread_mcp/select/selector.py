@@ -27,6 +27,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..vocabulary import LocationMethod
 from .configuration import FULL_VIEW, Configuration
 
 TAU = 0.6
@@ -39,7 +40,7 @@ Z95 = 1.959964
 FALLBACK_CONFIGURATION = Configuration("bm25", "snippets")
 #: The robust default is chosen among these methods only: dense and hybrid are offered only in groups whose
 #: calibration shows them winning, never on files unlike every calibration set.
-ROBUST_METHODS = frozenset({"bm25", "lexical"})
+ROBUST_METHODS: frozenset[LocationMethod] = frozenset({"bm25", "lexical"})
 SIZE_BANDS = ((8_000, "<=8k"), (32_000, "8k-32k"))
 #: Above this many characters a document is long (the last size band).
 LONG_CHARS = SIZE_BANDS[-1][0]

@@ -70,7 +70,7 @@ class Configuration(str):
 
     @classmethod
     def named(cls, method: str, form: str) -> Configuration:
-        """The configuration of a method and form named at run time (settings, a benchmark's loop): checked
+        """The configuration of a method and form named at run time (the location the settings fix): checked
         like `parse`."""
         return cls(cast(Method, method), cast(Form, form))
 
@@ -107,6 +107,7 @@ class Configuration(str):
 
 def _parts(text: str) -> tuple[str | None, str]:
     method, between, form = text.partition(_BETWEEN)
+    # Plain strings, never the Configuration itself: a copy rebuilt from its own parts would recurse.
     return (method, form) if between else (None, str.__str__(text))
 
 

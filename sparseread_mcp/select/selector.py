@@ -1,4 +1,5 @@
-"""Configuration selection: the cheapest configuration whose calibrated reliability clears tau.
+"""The selector: its calibrated table (calibration.json) and the rule that chooses from it, the cheapest
+configuration whose calibrated reliability clears tau.
 
 Reliability is the lower end of a 95% Wilson interval over calibration requests, per group of artifact
 type x size band of the full view x intent type. The threshold is never relaxed, but a group's table is

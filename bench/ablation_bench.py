@@ -39,6 +39,7 @@ from sparseread_mcp.locate.exposure import Span, plan_exposure, regions
 from sparseread_mcp.protocol.actions import exposure_chars
 from sparseread_mcp.readers.base import ParsedArtifact
 from sparseread_mcp.select.calibrate import SUCCESS_SHARE, Request, covered, half_of, requests
+from sparseread_mcp.vocabulary import ExposureForm
 
 REPO = Path(__file__).resolve().parent.parent
 PASSAGE_CHARS = 500
@@ -132,8 +133,8 @@ def answer(
     return by_set
 
 
-def form(name: str, budget: int) -> Callable[[ParsedArtifact, Ranking], list[Span]]:
-    return lambda parsed, ranking: plan_exposure(parsed, ranking, exposure_module.as_form(name), budget)
+def form(name: ExposureForm, budget: int) -> Callable[[ParsedArtifact, Ranking], list[Span]]:
+    return lambda parsed, ranking: plan_exposure(parsed, ranking, name, budget)
 
 
 def fresh(rows: list[Request]) -> None:

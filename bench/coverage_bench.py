@@ -24,8 +24,9 @@ from sparseread_mcp.models import Slot
 from sparseread_mcp.protocol.actions import exposure_chars
 from sparseread_mcp.protocol.coverage import GOAL_SLOT, status_of, support
 from sparseread_mcp.select.calibrate import SUCCESS_SHARE, answer, covered, requests
-from sparseread_mcp.select.selection import NOT_CHOSEN
-from sparseread_mcp.select.selector import FULL_VIEW, Selector
+from sparseread_mcp.select.configuration import FULL_VIEW
+from sparseread_mcp.select.policy import NOT_CHOSEN
+from sparseread_mcp.select.selector import Selector
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -41,7 +42,7 @@ def run(data: Path, locators: LocatorSet) -> dict[str, Counter[tuple[str, bool]]
         if choice.configuration == FULL_VIEW:
             spans = [(0, len(text))]
         else:
-            spans, _ = answer(request, locators, choice.method, choice.form, budget)
+            spans, _ = answer(request, locators, choice.configuration, budget)
         hit = covered(spans, request.gold) >= SUCCESS_SHARE
         slot = Slot(id=GOAL_SLOT, question=request.question, aliases=[])
         best = max((support(slot, text[s:e]) for s, e in spans), default=0.0)

@@ -32,8 +32,9 @@ from sparseread_mcp.locate.exposure import EXPOSURE_FORMS
 from sparseread_mcp.locate.terms import STOPWORDS
 from sparseread_mcp.protocol.actions import exposure_chars
 from sparseread_mcp.select.calibrate import Request, answer, covered, requests
-from sparseread_mcp.select.selection import NOT_CHOSEN
-from sparseread_mcp.select.selector import FULL_VIEW, Selector, configuration_name
+from sparseread_mcp.select.configuration import FULL_VIEW, Configuration
+from sparseread_mcp.select.policy import NOT_CHOSEN
+from sparseread_mcp.select.selector import Selector
 
 REPO = Path(__file__).resolve().parent.parent
 LONG_CHARS = 32_000
@@ -121,14 +122,15 @@ def run(data: Path, budgets: list[int], passage_chars: int, locators: LocatorSet
             score((name, "grep + windows", budget), request, grep_windows(request, budget))
             for method in locators.available:
                 for form in EXPOSURE_FORMS:
-                    spans, _ = timed(method, lambda r=request, m=method, f=form, b=budget: answer(r, locators, m, f, b))
-                    score((name, configuration_name(method, form), budget), request, spans)
+                    configuration = Configuration(method, form)
+                    spans, _ = timed(method, lambda r=request, c=configuration, b=budget: answer(r, locators, c, b))
+                    score((name, configuration, budget), request, spans)
         choice = selector.choose(request.group, request.parsed.type, live_methods)
         chosen[(name, request.group)][choice.configuration] += 1
         if choice.configuration == FULL_VIEW:
             score((name, "selector", live), request, [(0, full)])
         else:
-            spans, _ = answer(request, locators, choice.method, choice.form, live)
+            spans, _ = answer(request, locators, choice.configuration, live)
             score((name, "selector", live), request, spans)
     return {"scores": scores, "chosen": chosen, "counts": counts, "timings": timings, "live": live}
 

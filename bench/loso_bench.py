@@ -35,11 +35,11 @@ from sparseread_mcp.select.calibrate import (
     half_of,
     requests,
 )
-from sparseread_mcp.select.selection import NOT_CHOSEN
-from sparseread_mcp.select.selector import FULL_VIEW
+from sparseread_mcp.select.configuration import FULL_VIEW, Configuration
+from sparseread_mcp.select.policy import NOT_CHOSEN
 
 REPO = Path(__file__).resolve().parent.parent
-BM25 = "bm25 x snippets"
+BM25 = Configuration("bm25", "snippets")
 #: Done when: on no set is the default more than this many points below the best fixed configuration.
 MARGIN_POINTS = 2.0
 
@@ -102,7 +102,7 @@ def run(data: Path, locators: LocatorSet, passage_chars: int = 500, table: Path 
         fixed = {
             name: score([a.results[name] for a, _, _ in mine])
             for name in mine[0][0].results
-            if name.split(" x ")[0] not in NOT_CHOSEN
+            if name.method not in NOT_CHOSEN
         }
         best = max(fixed, key=lambda n: (fixed[n][0], -fixed[n][1]))
         mine_score = score(default)

@@ -256,7 +256,7 @@ def _run_command(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "calibrate":
         from .locate import LocatorSet
         from .select.calibrate import calibrate
-        from .select.selection import NOT_CHOSEN
+        from .select.policy import NOT_CHOSEN
         from .select.selector import TABLE
 
         locators = LocatorSet(semantic_model=settings.semantic_model, cache_dir=settings.cache_dir)

@@ -42,7 +42,7 @@ from .protocol.pointers import anchored_span, gone_pack, verify_pointer
 from .protocol.session import Episode, Session
 from .readers.base import ParsedArtifact, Reader, parsed_bytes
 from .readers.registry import ReaderRegistry, default_registry
-from .select.selection import Selection as ConfigurationSelection
+from .select.policy import Policy
 from .stores import SessionStore, open_session_store
 from .tokens import TokenCounter
 from .vocabulary import READ_TOOL
@@ -73,7 +73,7 @@ class ReadEngine:
             settings=settings,
             counter=self.counter,
             locators=self.locators,
-            selection=ConfigurationSelection(settings, self.locators),
+            selection=Policy(settings, self.locators),
             revisions=self.revisions,
             roots=self.roots,
         )
@@ -84,12 +84,12 @@ class ReadEngine:
         self.repo_indexes = RepoIndexStore.for_settings(settings, self.roots)  # None: not kept on disk
 
     @property
-    def selection(self) -> ConfigurationSelection:
+    def selection(self) -> Policy:
         """Which configuration answers a located read (held by the file answers, which use it)."""
         return self.answers.selection
 
     @selection.setter
-    def selection(self, selection: ConfigurationSelection) -> None:
+    def selection(self, selection: Policy) -> None:
         self.answers.selection = selection
 
     # -- artifacts ---------------------------------------------------------------------------
@@ -209,7 +209,7 @@ class ReadEngine:
             route=route,
             counter=self.counter,
             budget_tokens=budget,
-            configurations=[str(c) for c in self.registry.configurations(reader)],
+            configurations=self.registry.configurations(reader),
         )
         preview = fit_preview(preview, budget, self.counter)  # the guarantee: within budget, or a clear error
         if preview.content is not None:

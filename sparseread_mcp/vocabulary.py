@@ -12,6 +12,8 @@ ACTIONS: tuple[Action, ...] = ("scout", "focus", "collect", "refine", "verify")
 View = Literal["snippets", "card", "outline", "section", "lines", "full", "summary", "compact", "projection"]
 #: How located passages become delivered text.
 ExposureForm = Literal["snippets", "windows", "context"]
+#: How passages are ranked for a goal: the methods `locate.LocatorSet` builds.
+LocationMethod = Literal["lexical", "bm25", "dense", "hybrid"]
 #: The answer shape an intent wants.
 Want = Literal["fact", "list", "count", "table", "verbatim", "summary"]
 CoverageMode = Literal["selective", "exhaustive"]

@@ -14,8 +14,9 @@ from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
 from sparseread_mcp.errors import IntentError
 from sparseread_mcp.models import EvidencePack, Slot
 from sparseread_mcp.protocol.intents import query_for
-from sparseread_mcp.select.selection import Selection
-from sparseread_mcp.select.selector import FULL_VIEW, Selector, group_of
+from sparseread_mcp.select.configuration import FULL_VIEW
+from sparseread_mcp.select.policy import Policy
+from sparseread_mcp.select.selector import Selector, group_of
 
 WORDS = [
     *("river", "harvest", "council", "market", "winter", "bridge", "ledger", "festival", "copper", "quarry"),
@@ -45,7 +46,7 @@ def full_view_engine(tmp_path: Path, text: str, *, table: bool) -> ReadEngine:
         for i in range(40):
             selector.record(group, "bm25 x snippets", success=i < 2, exposed_chars=1400)
             selector.record(group, FULL_VIEW, success=True, exposed_chars=len(text))
-        engine.selection = Selection(engine.settings, engine.locators, selector)
+        engine.selection = Policy(engine.settings, engine.locators, selector)
     return engine
 
 

@@ -22,6 +22,7 @@ from sparseread_mcp.files.artifacts import Artifact
 from sparseread_mcp.readers.base import ParsedArtifact
 from sparseread_mcp.readers.registry import ReaderRegistry, default_registry
 from sparseread_mcp.readers.text import TextReader
+from sparseread_mcp.select.configuration import Configuration
 from sparseread_mcp.serve.server import create_server
 from sparseread_mcp.vocabulary import Action
 
@@ -34,7 +35,7 @@ class EndlessReader:
     types: frozenset[str] = frozenset({"text"})
     actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify"})
     binary: bool = False
-    configurations: tuple[tuple[str, str], ...] = (("bm25", "snippets"),)
+    configurations: tuple[Configuration, ...] = (Configuration("bm25", "snippets"),)
     started: threading.Event = field(default_factory=threading.Event)
     stopped: threading.Event = field(default_factory=threading.Event)
     release: threading.Event = field(default_factory=threading.Event)

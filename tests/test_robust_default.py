@@ -8,8 +8,9 @@ from pathlib import Path
 
 from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
 from sparseread_mcp.select.calibrate import Answered, calibrate_from
-from sparseread_mcp.select.selection import Selection
-from sparseread_mcp.select.selector import FULL_VIEW, MIN_REQUESTS, Selector, group_of
+from sparseread_mcp.select.configuration import FULL_VIEW
+from sparseread_mcp.select.policy import Policy
+from sparseread_mcp.select.selector import MIN_REQUESTS, Selector, group_of
 
 LONG = "text|>32k|selective fact"
 SHORT = "markdown|<=8k|selective fact"
@@ -80,7 +81,7 @@ def test_a_live_read_names_the_robust_default_its_reliability_and_what_next(tmp_
     assert selector.sets[group] == 3
     selector.sets[group] = 1  # the verdict in this group rests on one set
     engine = ReadEngine(Settings(roots=(tmp_path,)))
-    engine.selection = Selection(engine.settings, engine.locators, selector)
+    engine.selection = Policy(engine.settings, engine.locators, selector)
     pack = engine.read("s", ReadRequest(target="contract.txt", intent=Intent(goal="What is the renewal term?")))
     assert pack.gate.decision == "sparse" and pack.items and pack.selection is not None
     assert pack.selection.configuration == "text x bm25 x snippets" and pack.selection.reliability is not None

@@ -14,8 +14,9 @@ from sparseread_mcp.files.roots import Roots
 from sparseread_mcp.locate import LocatorSet, build_query
 from sparseread_mcp.locate.exposure import plan_exposure, regions
 from sparseread_mcp.readers.text import TextReader
-from sparseread_mcp.select.selection import Selection
-from sparseread_mcp.select.selector import FULL_VIEW, MIN_REQUESTS, Selector, group_of
+from sparseread_mcp.select.configuration import FULL_VIEW
+from sparseread_mcp.select.policy import Policy
+from sparseread_mcp.select.selector import MIN_REQUESTS, Selector, group_of
 
 
 def table_with(group: str, entries: dict[str, tuple[int, int, int]]) -> Selector:
@@ -28,7 +29,7 @@ def table_with(group: str, entries: dict[str, tuple[int, int, int]]) -> Selector
 
 def engine_with(tmp_path: Path, selector: Selector, **settings: object) -> ReadEngine:
     engine = ReadEngine(Settings(roots=(tmp_path,), **settings))  # type: ignore[arg-type]
-    engine.selection = Selection(engine.settings, engine.locators, selector)
+    engine.selection = Policy(engine.settings, engine.locators, selector)
     return engine
 
 

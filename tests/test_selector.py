@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from sparseread_mcp.select.selector import FULL_VIEW, MIN_REQUESTS, Selector, group_of, size_band, wilson_lower
+from sparseread_mcp.select.configuration import FULL_VIEW
+from sparseread_mcp.select.selector import MIN_REQUESTS, Selector, group_of, size_band, wilson_lower
 
 
 def test_wilson_lower_bound_matches_the_formula() -> None:

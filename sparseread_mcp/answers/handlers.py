@@ -26,7 +26,7 @@ from ..preview import build_preview
 from ..protocol import actions
 from ..protocol.intents import missing_for_location, query_for
 from ..protocol.pointers import anchored_span
-from ..select.selection import Selection as ConfigurationSelection
+from ..select.policy import Policy
 from ..tokens import TokenCounter
 from ..vocabulary import Action, GateDecision
 from .exact import compact_pack, projection_pack, query_pack
@@ -46,7 +46,7 @@ class FileAnswers:
         settings: Settings,
         counter: TokenCounter,
         locators: LocatorSet,
-        selection: ConfigurationSelection,
+        selection: Policy,
         revisions: Revisions,
         roots: Roots,
     ) -> None:

@@ -8,21 +8,19 @@ from ..gate.delivery import Extras, likeliest_region
 from ..gate.sparse import deliver_sparse
 from ..locate import LocatorSet
 from ..locate.base import Locator
-from ..locate.exposure import as_form
 from ..models import EvidencePack, Intent, OpResult, Selection
 from ..protocol import actions
 from ..protocol.intents import query_for
 from ..readers.base import ParsedArtifact
-from ..select.selection import Selection as ConfigurationSelection
-from ..select.selector import FULL_VIEW, TAU
+from ..select.configuration import FULL_VIEW
+from ..select.policy import Policy
+from ..select.selector import TAU
 from ..vocabulary import PREVIEW_TOOL
 from .read import FileRead
 from .views import full_or_degraded
 
 
-def located_pack(
-    read: FileRead, *, selection: ConfigurationSelection, locators: LocatorSet, passage_chars: int
-) -> EvidencePack:
+def located_pack(read: FileRead, *, selection: Policy, locators: LocatorSet, passage_chars: int) -> EvidencePack:
     """The configuration the selector chooses for this file and intent, then focus or collect with it;
     the full view, its pages from the best match, when no configuration is reliable enough."""
     parsed, intent, d, extras = read.parsed, read.intent, read.delivery, read.extras
@@ -31,7 +29,7 @@ def located_pack(
     if intent.want == "count" and intent.needles:
         extras = replace(extras, result=count_of(parsed, intent))
     choice = selection.choose(parsed, intent)
-    configuration = f"{parsed.type} x {choice.configuration}"
+    configuration = choice.configuration.qualified(parsed.type)
     if choice.configuration == FULL_VIEW:
         origin = likeliest_region(parsed, bm25, intent, episode)
         reason = choice.reason
@@ -50,8 +48,8 @@ def located_pack(
             f"this sparse answer is {why} (see selection.reliability): if the evidence is not here, "
             "refine, add needles, or ask view='full' (its pages begin at the best match)"
         )
-    locator = locators.get(choice.method)
-    form = as_form(choice.form)
+    locator = locators.get(choice.configuration.location)
+    form = choice.configuration.exposure
     max_chars = actions.exposure_chars(intent, passage_chars)
     if read.action == "collect":
         slot_count = len(actions.slots_of(intent))

@@ -7,13 +7,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..vocabulary import LocationMethod
 from .base import Locator, Query, build_query, needle_hits
 from .bm25 import Bm25Locator
 from .dense import DEFAULT_MODEL, DenseLocator, HybridLocator, semantic_available
 from .lexical import LexicalLocator
 
 #: Methods that need the `semantic` extra.
-SEMANTIC_METHODS = ("dense", "hybrid")
+SEMANTIC_METHODS: tuple[LocationMethod, ...] = ("dense", "hybrid")
 _PLAIN: dict[str, Callable[[], Locator]] = {"bm25": Bm25Locator, "lexical": LexicalLocator}
 
 
@@ -28,7 +29,7 @@ class LocatorSet:
         self._lock = threading.Lock()
 
     @property
-    def available(self) -> tuple[str, ...]:
+    def available(self) -> tuple[LocationMethod, ...]:
         return ("lexical", "bm25", *(SEMANTIC_METHODS if self.semantic else ()))
 
     def get(self, name: str) -> Locator:

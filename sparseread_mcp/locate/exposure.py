@@ -26,11 +26,6 @@ SNIPPET_DEPTH = 50
 WINDOW_HITS = 3
 
 
-def as_form(name: str) -> ExposureForm:
-    """The exposure form a configuration names (`snippets` unless it says `windows` or `context`)."""
-    return "windows" if name == "windows" else "context" if name == "context" else "snippets"
-
-
 @dataclass(frozen=True, slots=True)
 class Span:
     start: int

@@ -12,6 +12,7 @@ from ..files.anchors import Anchor
 from ..files.artifacts import Artifact
 from ..files.lines import LineIndex
 from ..models import OpResult
+from ..select.configuration import Configuration
 from ..vocabulary import Action
 
 PassageKind = Literal["heading", "paragraph", "list", "table", "code", "symbol", "sentences", "lines"]
@@ -143,8 +144,8 @@ class Reader(Protocol):
     actions: frozenset[Action]
     #: True when the reader extracts its own text from the bytes (PDF, workbooks).
     binary: bool
-    #: (method, exposure) pairs this reader offers; reader x method x exposure is a configuration.
-    configurations: tuple[tuple[str, str], ...]
+    #: The configurations (method, exposure form) this reader offers; a preview lists them.
+    configurations: tuple[Configuration, ...]
 
     def accepts(self, path: Path) -> bool: ...
 

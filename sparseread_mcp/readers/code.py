@@ -18,6 +18,7 @@ from ..deadline import TimedOut, checkpoint
 from ..errors import MissingDependency, UnsupportedArtifact
 from ..files.artifacts import Artifact
 from ..files.lines import LineIndex
+from ..select.configuration import Configuration
 from ..vocabulary import Action
 from .base import OutlineEntry, ParsedArtifact, Passage
 from .code_languages import BY_SUFFIX, LanguageSpec
@@ -55,12 +56,12 @@ class CodeReader:
     types = frozenset(spec.name for spec in BY_SUFFIX.values())
     actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify"})
     binary = False
-    #: (location or processing method, exposure form) pairs: with the reader, its configurations.
-    configurations: tuple[tuple[str, str], ...] = (
-        ("bm25+symbols", "snippets"),
-        ("symbol", "snippets"),
-        ("any", "full_view"),
-        ("any", "compact"),
+    #: How it can answer (method, exposure form); a preview lists them.
+    configurations: tuple[Configuration, ...] = (
+        Configuration("bm25+symbols", "snippets"),
+        Configuration("symbol", "snippets"),
+        Configuration("any", "full_view"),
+        Configuration("any", "compact"),
     )
 
     def accepts(self, path: Path) -> bool:

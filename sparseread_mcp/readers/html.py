@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..files.artifacts import Artifact
 from ..files.lines import LineIndex
+from ..select.configuration import Configuration
 from ..vocabulary import Action
 from .base import ParsedArtifact
 from .text import text_structure
@@ -154,8 +155,12 @@ class HtmlReader:
     types = frozenset({"html"})
     actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify"})
     binary = False
-    #: (location or processing method, exposure form) pairs: with the reader, its configurations.
-    configurations: tuple[tuple[str, str], ...] = (("bm25", "snippets"), ("section", "snippets"), ("any", "full_view"))
+    #: How it can answer (method, exposure form); a preview lists them.
+    configurations: tuple[Configuration, ...] = (
+        Configuration("bm25", "snippets"),
+        Configuration("section", "snippets"),
+        Configuration("any", "full_view"),
+    )
 
     def accepts(self, path: Path) -> bool:
         return path.suffix.lower() in SUFFIXES

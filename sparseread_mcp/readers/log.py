@@ -17,6 +17,7 @@ from ..deadline import checkpoint
 from ..files.artifacts import Artifact
 from ..files.lines import LineIndex
 from ..files.safeopen import open_no_follow, read_head
+from ..select.configuration import Configuration
 from ..vocabulary import Action
 from .base import OutlineEntry, ParsedArtifact, Passage
 
@@ -77,12 +78,12 @@ class LogReader:
     types = frozenset({"log"})
     actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify"})
     binary = False
-    #: (location or processing method, exposure form) pairs: with the reader, its configurations.
-    configurations: tuple[tuple[str, str], ...] = (
-        ("bm25", "records_in_context"),
-        ("needles", "records_in_context"),
-        ("signatures", "outline"),
-        ("any", "full_view"),
+    #: How it can answer (method, exposure form); a preview lists them.
+    configurations: tuple[Configuration, ...] = (
+        Configuration("bm25", "records_in_context"),
+        Configuration("needles", "records_in_context"),
+        Configuration("signatures", "outline"),
+        Configuration("any", "full_view"),
     )
 
     def accepts(self, path: Path) -> bool:

@@ -18,6 +18,7 @@ from ..errors import MissingDependency, UnsupportedArtifact
 from ..files.artifacts import Artifact
 from ..files.lines import LineIndex
 from ..progress import report
+from ..select.configuration import Configuration
 from ..vocabulary import Action
 from .base import OutlineEntry, PageAnchors, ParsedArtifact
 from .text import text_structure
@@ -34,11 +35,11 @@ class PdfReader:
     types = frozenset({"pdf"})
     actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify"})
     binary = True
-    #: (location or processing method, exposure form) pairs: with the reader, its configurations.
-    configurations: tuple[tuple[str, str], ...] = (
-        ("bm25", "page_snippets"),
-        ("page", "snippets"),
-        ("any", "full_view"),
+    #: How it can answer (method, exposure form); a preview lists them.
+    configurations: tuple[Configuration, ...] = (
+        Configuration("bm25", "page_snippets"),
+        Configuration("page", "snippets"),
+        Configuration("any", "full_view"),
     )
 
     def accepts(self, path: Path) -> bool:

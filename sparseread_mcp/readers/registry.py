@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import Settings
@@ -19,26 +18,13 @@ from .table_workbook import WorkbookLimits
 from .text import TextReader
 
 
-@dataclass(frozen=True, slots=True)
-class Configuration:
-    """One way to answer a read: a reader, a location or processing method, an exposure form."""
-
-    reader: str
-    method: str
-    exposure: str
-
-    def __str__(self) -> str:
-        return f"{self.reader} x {self.method} x {self.exposure}"
-
-
 class ReaderRegistry:
     def __init__(self, readers: list[Reader]) -> None:
         self.readers = tuple(readers)
 
-    def configurations(self, reader: Reader | None = None) -> list[Configuration]:
-        """Every configuration, or one reader's, for the selector and for previews to enumerate."""
-        chosen = [reader] if reader is not None else list(self.readers)
-        return [Configuration(r.name, method, exposure) for r in chosen for method, exposure in r.configurations]
+    def configurations(self, reader: Reader) -> list[str]:
+        """The reader's configurations as a preview lists them: `text x bm25 x snippets`."""
+        return [configuration.qualified(reader.name) for configuration in reader.configurations]
 
     def reader_for(self, path: Path) -> Reader:
         for reader in self.readers:

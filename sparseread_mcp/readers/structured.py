@@ -19,6 +19,7 @@ from ..files.anchors import Anchor
 from ..files.artifacts import Artifact
 from ..files.lines import LineIndex
 from ..models import OpResult
+from ..select.configuration import Configuration
 from ..vocabulary import Action
 from .base import LineAnchors, OutlineEntry, ParsedArtifact, Passage
 from .structured_nodes import Node, json_nodes, toml_nodes, yaml_nodes
@@ -57,12 +58,12 @@ class StructuredReader:
     types = frozenset({"json", "yaml", "toml"})
     actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify"})
     binary = False
-    #: (location or processing method, exposure form) pairs: with the reader, its configurations.
-    configurations: tuple[tuple[str, str], ...] = (
-        ("bm25+key_paths", "values"),
-        ("key_path", "snippets"),
-        ("array_filter", "result"),
-        ("any", "full_view"),
+    #: How it can answer (method, exposure form); a preview lists them.
+    configurations: tuple[Configuration, ...] = (
+        Configuration("bm25+key_paths", "values"),
+        Configuration("key_path", "snippets"),
+        Configuration("array_filter", "result"),
+        Configuration("any", "full_view"),
     )
 
     def accepts(self, path: Path) -> bool:

@@ -17,6 +17,7 @@ from ..errors import AnchorError
 from ..files.anchors import Anchor
 from ..files.artifacts import Artifact
 from ..files.lines import LineIndex
+from ..select.configuration import Configuration
 from ..vocabulary import Action
 from .base import LineAnchors, OutlineEntry, ParsedArtifact, Passage
 from .table_load import TableSource
@@ -67,12 +68,12 @@ class TableReader:
     types = frozenset({"csv", "tsv", "jsonl", "parquet", "xlsx"})
     actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify"})
     binary = True  # Parquet and workbooks are decoded here; text tables are decoded like any text
-    #: (location or processing method, exposure form) pairs: with the reader, its configurations.
-    configurations: tuple[tuple[str, str], ...] = (
-        ("bm25", "rows"),
-        ("sql", "result"),
-        ("row", "snippets"),
-        ("any", "full_view"),
+    #: How it can answer (method, exposure form); a preview lists them.
+    configurations: tuple[Configuration, ...] = (
+        Configuration("bm25", "rows"),
+        Configuration("sql", "result"),
+        Configuration("row", "snippets"),
+        Configuration("any", "full_view"),
     )
 
     def __init__(self, limits: WorkbookLimits | None = None, tables: TableLimits | None = None) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from ..deadline import checkpoint
 from ..files.artifacts import Artifact
 from ..files.lines import LineIndex
+from ..select.configuration import Configuration
 from ..vocabulary import Action
 from .base import OutlineEntry, ParsedArtifact, Passage, PassageKind
 
@@ -47,12 +48,12 @@ class TextReader:
     types = frozenset({"text", "markdown"})
     actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify"})
     binary = False
-    #: (location or processing method, exposure form) pairs: with the reader, its configurations.
-    configurations: tuple[tuple[str, str], ...] = (
-        ("bm25", "snippets"),
-        ("lexical", "snippets"),
-        ("needles", "snippets"),
-        ("any", "full_view"),
+    #: How it can answer (method, exposure form); a preview lists them.
+    configurations: tuple[Configuration, ...] = (
+        Configuration("bm25", "snippets"),
+        Configuration("lexical", "snippets"),
+        Configuration("needles", "snippets"),
+        Configuration("any", "full_view"),
     )
 
     def accepts(self, path: Path) -> bool:

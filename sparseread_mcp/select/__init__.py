@@ -1,1 +1,3 @@
-"""Which reader configuration answers a request: the selector, its calibration table and the tool that builds it."""
+"""Which configuration answers a read: the Configuration value (configuration.py), the calibrated selector
+(selector.py, its table calibration.json), what this installation may choose (policy.py), and the tool that
+builds the table (calibrate.py)."""

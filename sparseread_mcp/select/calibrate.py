@@ -29,11 +29,12 @@ from ..files.artifacts import load_artifact
 from ..files.roots import Roots
 from ..locate import SEMANTIC_METHODS, LocatorSet
 from ..locate.base import build_query
-from ..locate.exposure import EXPOSURE_FORMS, as_form, plan_exposure
+from ..locate.exposure import EXPOSURE_FORMS, plan_exposure
 from ..protocol.actions import exposure_chars
 from ..readers.base import ParsedArtifact
 from ..readers.registry import default_registry
-from .selector import FULL_VIEW, RobustStats, Selector, configuration_name, group_of, intent_type, size_band
+from .configuration import FULL_VIEW, Configuration
+from .selector import RobustStats, Selector, group_of, intent_type, size_band
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +55,6 @@ class Request:
     question: str
     parsed: ParsedArtifact
     gold: list[tuple[int, int]]
-    row: dict[str, Any]
 
     @property
     def group(self) -> str:
@@ -83,7 +83,7 @@ def requests(data: Path, *, half: Half = "calibration", passage_chars: int = 500
                 parsed_by_doc[doc] = _parse(roots, registry, doc, passage_chars)
             parsed = parsed_by_doc[doc]
             if parsed is not None:
-                yield Request(questions.parent.name, qid, str(row.get("question", "")), parsed, gold, row)
+                yield Request(questions.parent.name, qid, str(row.get("question", "")), parsed, gold)
 
 
 def doc_file(folder: Path, row: dict[str, Any]) -> str | None:
@@ -112,12 +112,12 @@ def _parse(roots: Roots, registry: Any, doc: str, passage_chars: int) -> ParsedA
 
 
 def answer(
-    request: Request, locators: LocatorSet, method: str, form: str, max_chars: int
+    request: Request, locators: LocatorSet, configuration: Configuration, max_chars: int
 ) -> tuple[list[tuple[int, int]], float]:
     """The spans a configuration shows for a request, and the share of the gold they cover."""
     query = build_query([request.question], [])
-    ranking = locators.get(method).rank(request.parsed, query)
-    spans = [(s.start, s.end) for s in plan_exposure(request.parsed, ranking, as_form(form), max_chars)]
+    ranking = locators.get(configuration.location).rank(request.parsed, query)
+    spans = [(s.start, s.end) for s in plan_exposure(request.parsed, ranking, configuration.exposure, max_chars)]
     return spans, covered(spans, request.gold)
 
 
@@ -128,7 +128,7 @@ class Answered:
     set_name: str
     group: str
     full_chars: int
-    results: dict[str, tuple[bool, int]]
+    results: dict[Configuration, tuple[bool, int]]
     qid: str = ""
 
     @property
@@ -137,11 +137,12 @@ class Answered:
 
 
 def answer_all(request: Request, locators: LocatorSet, max_chars: int) -> Answered:
-    results: dict[str, tuple[bool, int]] = {}
+    results: dict[Configuration, tuple[bool, int]] = {}
     for method in locators.available:
         for form in EXPOSURE_FORMS:
-            spans, share = answer(request, locators, method, form, max_chars)
-            results[configuration_name(method, form)] = (share >= SUCCESS_SHARE, sum(e - s for s, e in spans))
+            configuration = Configuration(method, form)
+            spans, share = answer(request, locators, configuration, max_chars)
+            results[configuration] = (share >= SUCCESS_SHARE, sum(e - s for s, e in spans))
     return Answered(request.set_name, request.group, len(request.parsed.artifact.text), results, request.qid)
 
 
@@ -156,24 +157,24 @@ def calibrate(data: Path, *, passage_chars: int = 500, locators: LocatorSet | No
     return calibrate_from(halves["calibration"], held_out=halves["evaluation"])
 
 
-def withheld(held_out: Iterable[Answered]) -> dict[str, str]:
+def withheld(held_out: Iterable[Answered]) -> dict[Configuration, str]:
     """Semantic configurations that do not beat BM25 with the same exposure form on the held-out requests
     of every set, each with the figures that say so (hit rates per set)."""
-    rates: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    rates: dict[Configuration, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
     for answered in held_out:
         for name, (success, _) in answered.results.items():
-            rates[name][answered.set_name].append(success)
-    out: dict[str, str] = {}
+            rates[Configuration.parse(name)][answered.set_name].append(success)
+    out: dict[Configuration, str] = {}
     for name, by_set in sorted(rates.items()):
-        method, _, form = name.partition(" x ")
-        baseline = rates.get(configuration_name("bm25", form), {})
-        if method not in SEMANTIC_METHODS or not baseline:
+        bm25 = Configuration("bm25", name.form)
+        baseline = rates.get(bm25, {})
+        if name.method not in SEMANTIC_METHODS or not baseline:
             continue
         share = {s: sum(hits) / len(hits) for s, hits in by_set.items()}
         base = {s: sum(hits) / len(hits) for s, hits in baseline.items() if s in share}
         if not base or any(share[s] <= base[s] for s in base):
             figures = ", ".join(f"{s} {100 * share[s]:.1f}% vs {100 * base[s]:.1f}%" for s in sorted(base))
-            out[name] = f"does not beat bm25 x {form} on the held-out half of every set ({figures})"
+            out[name] = f"does not beat {bm25} on the held-out half of every set ({figures})"
     return out
 
 
@@ -187,16 +188,17 @@ def calibrate_from(answers: Iterable[Answered], *, held_out: list[Answered] | No
     if held_out is not None:
         selector.withheld = withheld(held_out)
         # No held-out request measured it: it has not earned its place either.
-        measured = {name for answered in held_out for name in answered.results}
-        for name in {name for answered in answers for name in answered.results} - measured:
-            if name.split(" x ")[0] in SEMANTIC_METHODS:
+        measured = {Configuration.parse(name) for answered in held_out for name in answered.results}
+        for name in {Configuration.parse(name) for answered in answers for name in answered.results} - measured:
+            if name.method in SEMANTIC_METHODS:
                 selector.withheld[name] = "no held-out request measured it"
     group_sets: dict[str, set[str]] = defaultdict(set)
-    long: dict[str, dict[str, list[tuple[bool, int]]]] = defaultdict(lambda: defaultdict(list))
-    every: dict[str, dict[str, list[tuple[bool, int]]]] = defaultdict(lambda: defaultdict(list))
+    long: dict[Configuration, dict[str, list[tuple[bool, int]]]] = defaultdict(lambda: defaultdict(list))
+    every: dict[Configuration, dict[str, list[tuple[bool, int]]]] = defaultdict(lambda: defaultdict(list))
     for answered in answers:
         group_sets[answered.group].add(answered.set_name)
-        for name, (success, exposed) in answered.results.items():
+        for text, (success, exposed) in answered.results.items():
+            name = Configuration.parse(text)
             if name in selector.withheld:
                 continue
             selector.record(answered.group, name, success=success, exposed_chars=exposed)
@@ -213,11 +215,11 @@ def calibrate_from(answers: Iterable[Answered], *, held_out: list[Answered] | No
     return selector
 
 
-def _macro_stats(table: dict[str, dict[str, list[tuple[bool, int]]]]) -> dict[str, RobustStats]:
+def _macro_stats(table: dict[Configuration, dict[str, list[tuple[bool, int]]]]) -> dict[Configuration, RobustStats]:
     """Per configuration: pooled counts, the hit rate macro-averaged over the sets with enough requests,
     and its worst shortfall on any of those sets against the best configuration there (regret)."""
-    rates: dict[str, dict[str, float]] = {}
-    stats: dict[str, RobustStats] = {}
+    rates: dict[Configuration, dict[str, float]] = {}
+    stats: dict[Configuration, RobustStats] = {}
     for name, by_set in table.items():
         counted = {s: rows for s, rows in by_set.items() if len(rows) >= MIN_LONG_REQUESTS}
         pooled = [row for rows in counted.values() for row in rows]

@@ -1,4 +1,5 @@
-"""Configuration selection: the cheapest configuration whose calibrated reliability clears tau.
+"""The selector: its calibrated table (calibration.json) and the rule that chooses from it, the cheapest
+configuration whose calibrated reliability clears tau.
 
 Reliability is the lower end of a 95% Wilson interval over calibration requests, per group of artifact
 type x size band of the full view x intent type. The threshold is never relaxed, but a group's table is
@@ -27,18 +28,20 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..vocabulary import LocationMethod
+from .configuration import FULL_VIEW, Configuration
+
 TAU = 0.6
 MIN_REQUESTS = 20
 #: Development sets a "sparse reading fails here" verdict, or a robust default, must rest on.
 MIN_SETS = 2
 CALL_OVERHEAD_CHARS = 400
 Z95 = 1.959964
-FULL_VIEW = "full_view"
 #: A type with too few calibration requests reads with this.
-FALLBACK_CONFIGURATION = "bm25 x snippets"
+FALLBACK_CONFIGURATION = Configuration("bm25", "snippets")
 #: The robust default is chosen among these methods only: dense and hybrid are offered only in groups whose
 #: calibration shows them winning, never on files unlike every calibration set.
-ROBUST_METHODS = frozenset({"bm25", "lexical"})
+ROBUST_METHODS: frozenset[LocationMethod] = frozenset({"bm25", "lexical"})
 SIZE_BANDS = ((8_000, "<=8k"), (32_000, "8k-32k"))
 #: Above this many characters a document is long (the last size band).
 LONG_CHARS = SIZE_BANDS[-1][0]
@@ -70,18 +73,6 @@ def intent_type(*, query: bool, verbatim: bool, multi_file: bool) -> str:
 
 def group_of(artifact_type: str, full_view_chars: int, kind: str) -> str:
     return f"{artifact_type}|{size_band(full_view_chars)}|{kind}"
-
-
-def configuration_name(method: str, form: str) -> str:
-    return f"{method} x {form}"
-
-
-def split_configuration(name: str) -> tuple[str, str]:
-    """(method, exposure form) of a configuration name; the full view is ("full_view", "full")."""
-    if name == FULL_VIEW:
-        return FULL_VIEW, "full"
-    method, _, form = name.partition(" x ")
-    return method, form or "snippets"
 
 
 @dataclass(slots=True)
@@ -121,44 +112,45 @@ class RobustStats:
 
 @dataclass(frozen=True, slots=True)
 class Choice:
-    configuration: str
+    configuration: Configuration
     reason: str
     group: str = ""
     #: The measured reliability of the robust default when it answered (None for a calibrated choice).
     reliability: float | None = None
     robust: bool = False
 
-    @property
-    def method(self) -> str:
-        return split_configuration(self.configuration)[0]
-
-    @property
-    def form(self) -> str:
-        return split_configuration(self.configuration)[1]
-
 
 @dataclass(slots=True)
 class Selector:
-    """Calibrated statistics per group and configuration, and the type defaults."""
+    """Calibrated statistics per group and configuration, and the type defaults. Configurations may be
+    given as their text (`bm25 x windows`): they are read as Configurations."""
 
-    groups: dict[str, dict[str, Stats]] = field(default_factory=dict)
-    defaults: dict[str, str] = field(default_factory=dict)
+    groups: dict[str, dict[Configuration, Stats]] = field(default_factory=dict)
+    defaults: dict[str, Configuration] = field(default_factory=dict)
     #: How many development sets calibrated each group (absent in older tables: then trusted as before).
     sets: dict[str, int] = field(default_factory=dict)
     #: Every sparse configuration over long-document requests, for the robust default.
-    robust: dict[str, RobustStats] = field(default_factory=dict)
+    robust: dict[Configuration, RobustStats] = field(default_factory=dict)
     #: The same over every request, for when too few sets have long documents.
-    robust_all: dict[str, RobustStats] = field(default_factory=dict)
+    robust_all: dict[Configuration, RobustStats] = field(default_factory=dict)
     #: Configurations left out of the table, and why (semantic ones that did not beat BM25 held out).
-    withheld: dict[str, str] = field(default_factory=dict)
+    withheld: dict[Configuration, str] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        parse = Configuration.parse
+        self.groups = {g: {parse(c): s for c, s in cs.items()} for g, cs in self.groups.items()}
+        self.defaults = {t: parse(c) for t, c in self.defaults.items()}
+        self.robust = {parse(c): r for c, r in self.robust.items()}
+        self.robust_all = {parse(c): r for c, r in self.robust_all.items()}
+        self.withheld = {parse(c): why for c, why in self.withheld.items()}
 
     def choose(self, group: str, artifact_type: str, methods: Collection[str] | None = None) -> Choice:
         """The cheapest configuration whose reliability clears tau, among those whose method is in
         `methods` (what this installation can run; all when None)."""
 
-        def runnable(name: str) -> bool:
-            return methods is None or name == FULL_VIEW or split_configuration(name)[0] in methods
+        def runnable(name: Configuration) -> bool:
+            return methods is None or name == FULL_VIEW or name.method in methods
 
         with self._lock:
             stats = {name: s for name, s in self.groups.get(group, {}).items() if runnable(name)}
@@ -212,13 +204,15 @@ class Selector:
             group,
         )
 
-    def robust_default(self, group: str, artifact_type: str, runnable: Callable[[str], bool], why: str) -> Choice:
+    def robust_default(
+        self, group: str, artifact_type: str, runnable: Callable[[Configuration], bool], why: str
+    ) -> Choice:
         """The sparse configuration with the least worst-case shortfall over the long-document sets for a
         long request, else over every set (when fewer than MIN_SETS sets measured it: the type's default,
         else plain BM25 snippets), with its measured reliability."""
 
-        def offered(name: str) -> bool:
-            return runnable(name) and split_configuration(name)[0] in ROBUST_METHODS
+        def offered(name: Configuration) -> bool:
+            return runnable(name) and name.method in ROBUST_METHODS
 
         with self._lock:
             measured = {n: r for n, r in self.robust.items() if offered(n)}
@@ -226,7 +220,7 @@ class Selector:
             typed = any(g.startswith(artifact_type + "|") for g in self.groups)
             everywhere = {n: r for n, r in self.robust_all.items() if offered(n)} if typed else {}
 
-        def best(table: dict[str, RobustStats]) -> tuple[str, RobustStats] | None:
+        def best(table: dict[Configuration, RobustStats]) -> tuple[Configuration, RobustStats] | None:
             # Robust: the smallest worst-case shortfall on any set, then the best macro, then the cheapest.
             ranked = sorted(
                 table.items(), key=lambda item: (item[1].regret, -item[1].macro, item[1].exposed_chars, item[0])
@@ -264,13 +258,13 @@ class Selector:
     def observe_follow_up(self, group: str, configuration: str, exposed_chars: int) -> None:
         """A later call in the same episode (refine, re-read, fallback): it adds to this choice's cost."""
         with self._lock:
-            stats = self.groups.setdefault(group, {}).setdefault(configuration, Stats())
+            stats = self.groups.setdefault(group, {}).setdefault(Configuration.parse(configuration), Stats())
             stats.follow_ups += 1
             stats.follow_up_chars += (exposed_chars - stats.follow_up_chars) / stats.follow_ups
 
     def record(self, group: str, configuration: str, *, success: bool, exposed_chars: int) -> None:
         """One calibration request (used by `calibrate`, never online: reliability is fixed once)."""
-        stats = self.groups.setdefault(group, {}).setdefault(configuration, Stats())
+        stats = self.groups.setdefault(group, {}).setdefault(Configuration.parse(configuration), Stats())
         stats.trials += 1
         stats.successes += int(success)
         stats.exposed_chars += (exposed_chars - stats.exposed_chars) / stats.trials
@@ -298,28 +292,31 @@ class Selector:
         if not path.exists():
             return cls()
         data = json.loads(path.read_text())
-        groups = {g: {c: _stats(values) for c, values in cs.items()} for g, cs in data.get("groups", {}).items()}
+        groups = {
+            g: {Configuration.parse(c): _stats(values) for c, values in cs.items()}
+            for g, cs in data.get("groups", {}).items()
+        }
         sets = {g: int(n) for g, n in data.get("sets", {}).items()}
         return cls(
             groups=groups,
-            defaults=dict(data.get("defaults", {})),
+            defaults={t: Configuration.parse(c) for t, c in data.get("defaults", {}).items()},
             sets=sets,
             robust=_robust_stats(data.get("robust", {})),
             robust_all=_robust_stats(data.get("robust_all", {})),
-            withheld={str(c): str(why) for c, why in data.get("withheld", {}).items()},
+            withheld={Configuration.parse(c): str(why) for c, why in data.get("withheld", {}).items()},
         )
 
 
-def _robust_rows(table: dict[str, RobustStats]) -> dict[str, list[float]]:
+def _robust_rows(table: dict[Configuration, RobustStats]) -> dict[str, list[float]]:
     return {
         c: [r.trials, r.successes, round(r.exposed_chars, 1), r.sets, round(r.macro, 4), round(r.regret, 4)]
         for c, r in sorted(table.items())
     }
 
 
-def _robust_stats(rows: dict[str, list[float]]) -> dict[str, RobustStats]:
+def _robust_stats(rows: dict[str, list[float]]) -> dict[Configuration, RobustStats]:
     return {
-        c: RobustStats(
+        Configuration.parse(c): RobustStats(
             trials=int(v[0]),
             successes=int(v[1]),
             exposed_chars=float(v[2]),

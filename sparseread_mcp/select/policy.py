@@ -1,9 +1,9 @@
-"""Choosing a configuration for a read: the calibrated selector, or the method the settings fix.
+"""What this installation may choose for a read, and the live signals that adjust the selector's costs.
 
-The selector's table (calibration.json) was measured with `calibrate`; here it meets what this
-installation can run (dense and hybrid only with the `semantic` extra) and the live cost signals: a
-later call in the same episode (refine, a repeated focus, a fallback) is follow-up exposure charged to
-the configuration that answered first.
+The selector (selector.py) chooses from its calibrated table (calibration.json, built by calibrate.py);
+here it meets the method the settings may fix, what this installation can run (dense and hybrid only with
+the `semantic` extra) and the live cost signals: a later call in the same episode (refine, a repeated
+focus, a fallback) is follow-up exposure charged to the configuration that answered first.
 """
 
 from __future__ import annotations
@@ -15,15 +15,20 @@ from ..files.artifacts import LruCache
 from ..locate import LocatorSet
 from ..models import Intent
 from ..readers.base import ParsedArtifact
+from ..vocabulary import LocationMethod
+from .configuration import Configuration
 from .selector import Choice, Selector, group_of, intent_type
 
 _NO_SEMANTIC = "; dense and hybrid need the semantic extra (not installed): BM25 and lexical only"
 #: Dense location alone is measured but never chosen: it cannot tell `City72` from `City77`, and agents'
 #: goals are full of identifiers. Hybrid keeps its semantic reach with BM25's exact terms.
-NOT_CHOSEN = frozenset({"dense"})
+NOT_CHOSEN: frozenset[LocationMethod] = frozenset({"dense"})
 
 
-class Selection:
+class Policy:
+    """The configuration for each live read (the calibrated choice, or the method the settings fix), and the
+    follow-up exposure each episode adds to the configuration that answered it first."""
+
     def __init__(self, settings: Settings, locators: LocatorSet, selector: Selector | None = None) -> None:
         self.settings = settings
         self.locators = locators
@@ -35,7 +40,7 @@ class Selection:
         group = group_of(parsed.type, len(parsed.artifact.text), kind)
         fixed = self.settings.location
         if fixed != "auto":
-            return Choice(f"{fixed} x snippets", f"location fixed to {fixed} by the settings", group)
+            return Choice(Configuration.named(fixed, "snippets"), f"location fixed to {fixed} by the settings", group)
         methods = [m for m in self.locators.available if m not in NOT_CHOSEN]
         choice = self.selector.choose(group, parsed.type, methods)
         if not self.locators.semantic:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -208,3 +209,13 @@ def test_sessions_and_episodes_are_bounded(manual: tuple[ReadEngine, str], monke
     assert len(engine.sessions.get("s").episodes) == 2
     with pytest.raises(IntentError, match="not a live cursor"):
         engine.read("s", ReadRequest(target="manual.md", cursor=first.cursor))
+
+
+def test_count_of_a_pattern_needle_counts_its_matches_not_its_text(manual: tuple[ReadEngine, str]) -> None:
+    # A `/pattern/` needle is a regular expression everywhere else; counting it as literal text said 0.
+    engine, text = manual
+    intent = Intent(goal="how many sections", want="count", needles=["/section \\d+:/"])
+    pack = engine.read("s", ReadRequest(target="manual.md", intent=intent))
+    expected = len(re.findall(r"section \d+:", text, flags=re.IGNORECASE))
+    assert expected > 1 and pack.result is not None and pack.result.value == expected
+    assert any("/section" in p for p in pack.result.provenance)

@@ -7,7 +7,8 @@ from dataclasses import replace
 from ..gate.delivery import Extras, likeliest_region
 from ..gate.sparse import deliver_sparse
 from ..locate import LocatorSet
-from ..locate.base import Locator
+from ..locate.base import Locator, build_query
+from ..locate.patterns import MAX_COUNT
 from ..models import EvidencePack, Intent, OpResult, Selection
 from ..protocol import actions
 from ..protocol.intents import query_for
@@ -90,12 +91,19 @@ def why_empty(parsed: ParsedArtifact, intent: Intent, extras: Extras, bm25: Loca
 
 
 def count_of(parsed: ParsedArtifact, intent: Intent) -> OpResult:
-    """How often the needles occur in the whole text, case-insensitively: an exact result, not evidence."""
-    text = parsed.artifact.text.casefold()
+    """How often the needles occur in the whole text, case-insensitively (a `/pattern/` needle counts its
+    non-empty matches, bounded as every pattern is): an exact result, not evidence."""
+    text = parsed.artifact.text
     needles = [n for n in intent.needles or [] if n.strip()]
-    total = sum(text.count(n.casefold()) for n in needles)
-    return OpResult(
-        value=total,
-        scanned=f"all {len(parsed.artifact.text)} characters",
-        provenance=[f"case-insensitive occurrences of {', '.join(map(repr, needles))}"],
-    )
+    patterns = build_query([], needles).patterns
+    written = {p.needle for p in patterns}
+    literal = [n for n in needles if n not in written]
+    folded = text.casefold()
+    total = sum(folded.count(n.casefold()) for n in literal)
+    provenance = [f"case-insensitive occurrences of {', '.join(map(repr, literal))}"] if literal else []
+    for pattern in patterns:
+        matches = pattern.count(text)
+        total += matches
+        bound = f" (counting stops at {MAX_COUNT:,})" if matches >= MAX_COUNT else ""
+        provenance.append(f"non-overlapping matches of {pattern.needle}{bound}")
+    return OpResult(value=total, scanned=f"all {len(text)} characters", provenance=provenance)

@@ -13,7 +13,7 @@ from ..errors import IntentError
 from ..tokens import TokenCounter
 from .router import DefaultRouter, History, Router
 from .segments import Unit, segment
-from .summarize import ExtractiveSummarizer, Summarizer
+from .summarize import ExtractiveSummarizer, Summarizer, held_marks
 from .transcript import Message, Transcript, kept_message, short, summary_message, validate
 
 logger = logging.getLogger(__name__)
@@ -69,7 +69,6 @@ def compact(
     """
     settings = settings or CompactionSettings()
     router = router or DefaultRouter()
-    summarizer = summarizer or ExtractiveSummarizer()
     counter = counter or TokenCounter()
     problem = validate(transcript)
     if problem is not None:
@@ -77,6 +76,7 @@ def compact(
     checkpoint()
     before = _tokens(transcript, counter)
     units = segment(transcript)
+    summarizer = summarizer or ExtractiveSummarizer(held=held_marks(units))
     scores = _scores(transcript, units, settings, router)
     plans: list[SpanPlan] = []
     replacements: dict[int, tuple[int, list[Message]]] = {}  # first message -> (last message, its stand-ins)

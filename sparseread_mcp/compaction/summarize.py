@@ -6,6 +6,7 @@ claims what the source did not say. The originals stay in the audit log under th
 What a unit's summary keeps is decided by `unit_lines` alone, so the router can ask, before anything is
 replaced, whether every string the rest of the history reuses from an observation survives in its summary.
 Evidence pointers (`path@rev#L12-L18`) are kept verbatim: the model can re-read what was replaced.
+A summary does not repeat what the history holds verbatim in messages that are never compacted (`held_marks`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from ..deadline import checkpoint
@@ -41,38 +43,58 @@ class Summarizer(Protocol):
     def summarize(self, span_id: str, units: Sequence[Unit]) -> str: ...
 
 
+def held_marks(units: Sequence[Unit]) -> frozenset[str]:
+    """The salient marks of what compaction never replaces: system, user and plain assistant messages, earlier
+    summaries, and the user's words that came with results (they stay after a summary). A summary need not
+    list these: the history keeps them wherever the summary goes. One pass over the history."""
+    kept = [u.reasoning + "\n" + u.observation for u in units if u.kind != "interaction"]
+    kept += [u.user_text for u in units if u.user_text]
+    return frozenset(salient("\n".join(kept)))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ExtractiveSummarizer:
+    """`held`: marks the history keeps verbatim elsewhere (`held_marks`), which a summary does not repeat."""
+
+    held: frozenset[str] = frozenset()
+
     def summarize(self, span_id: str, units: Sequence[Unit]) -> str:
         # Short: with one-interaction spans a history holds many of these, each re-sent at every turn.
         count = f"{len(units)} tool interaction{'s' if len(units) > 1 else ''}"
         lines = [f"[compacted span {span_id}, {count}; strings below copied from them; originals in the audit log]"]
         seen: set[str] = set()  # marks listed for an earlier unit of the span are not listed again
         for unit in units:
-            lines.extend(unit_lines(unit, seen))
+            lines.extend(unit_lines(unit, seen, held=self.held))
         return "\n".join(lines)
 
 
-def unit_lines(unit: Unit, seen: set[str] | None = None, *, marks: set[str] | None = None) -> list[str]:
+def unit_lines(
+    unit: Unit, seen: set[str] | None = None, *, marks: set[str] | None = None, held: frozenset[str] = frozenset()
+) -> list[str]:
     """One interaction, summarized: the call (its arguments re-derive a file view or a search), the first
-    sentence of its reasoning, its first error lines, the evidence pointers it printed, and its salient
-    marks (paths and identifiers first, then numbers, then error lines) up to a share of its size.
+    sentence of its reasoning, its first error lines (each once per span), the evidence pointers it printed,
+    and its salient marks (paths and identifiers first, then numbers, then error lines) up to a share of its
+    size, leaving out those the history holds elsewhere (`held`) or the span's summary listed already (`seen`).
     `marks`: the observation's salient marks, when the caller has them already."""
     checkpoint()
+    seen = set() if seen is None else seen
     call = ", ".join(unit.tools)
     lines = [f"- {call}({_short_args(unit.arguments)})"]
     thought = _first_sentence(unit.reasoning)
     if thought:
         lines.append(f"  said: {thought}")
-    errors = [line.strip() for line in error_lines(unit.observation)[:2]]
+    errors = [line.strip()[:200] for line in error_lines(unit.observation)[:2]]
     for error in errors:
-        lines.append(f"  error: {error[:200]}")
+        if error not in seen:
+            seen.add(error)
+            lines.append(f"  error: {error}")
     pointers = [m.group() for _, m in zip(range(_MAX_POINTERS), _POINTER.finditer(unit.observation), strict=False)]
     if pointers:
         lines.append("  re-read: " + " ".join(pointers))
-    shown = "\n".join(lines)
+    shown = "\n".join([*lines, *errors])  # an error line the span listed already still covers its marks
     budget = min(_MAX_MARK_CHARS, max(_MIN_MARK_CHARS, int(len(unit.observation) * _MARK_SHARE)))
     found = salient(unit.observation) if marks is None else marks
-    kept = _kept_marks(found, shown, budget, set() if seen is None else seen)
+    kept = _kept_marks(found - held, shown, budget, seen)
     words = [m for m in kept if " " not in m]
     if words:
         lines.append("  saw: " + " ".join(words))

@@ -108,3 +108,25 @@ def test_an_error_line_is_listed_once_per_span() -> None:
     summary = ExtractiveSummarizer().summarize("S1", span)
     assert summary.count("Your proposed edit has introduced") == 1
     assert all(f"attempt_{k}0" in summary for k in range(3))
+
+
+def test_a_views_numbered_lines_are_file_text_not_reported_errors() -> None:
+    code = "\n".join(
+        [
+            "[File: src/pkg/fields.py (1997 lines total)]",
+            "1480:        except (TypeError, ValueError) as error_case1480:",
+            '1481:            raise self.make_error("invalid") from error_case1480',
+            "   312\texcept OverflowError as error:",
+        ]
+    )
+    view = {"role": "tool", "tool_call_id": "v", "content": code}
+    run = {"role": "tool", "tool_call_id": "r", "content": "Traceback (most recent call last):\nValueError: bad unit"}
+    messages: list[dict[str, object]] = [{"role": "user", "content": "Fix it."}]
+    for call_id, name, result in (("v", "open", view), ("r", "bash", run)):
+        call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": "{}"}}
+        messages += [{"role": "assistant", "content": "Next.", "tool_calls": [call]}, result]
+    the_view, the_run = (u for u in segment(load(messages)) if u.kind == "interaction")
+    summary = ExtractiveSummarizer().summarize("S1", [the_view])
+    assert "error:" not in summary and "1481:" not in summary  # no line of the file as a report, nor whole
+    assert "error_case1480" in summary  # its names are still marks of their own
+    assert "error: Traceback (most recent call last):" in ExtractiveSummarizer().summarize("S2", [the_run])

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..deadline import checkpoint
-from .marks import error_lines, salient
+from .marks import LINE_NUMBER, reported_errors, salient
 from .segments import Unit
 
 #: A unit's listed marks may take this share of its observation's characters (at least _MIN_MARK_CHARS):
@@ -72,9 +72,10 @@ def unit_lines(
     unit: Unit, seen: set[str] | None = None, *, marks: set[str] | None = None, held: frozenset[str] = frozenset()
 ) -> list[str]:
     """One interaction, summarized: the call (its arguments re-derive a file view or a search), the first
-    sentence of its reasoning, its first error lines (each once per span), the evidence pointers it printed,
-    and its salient marks (paths and identifiers first, then numbers, then error lines) up to a share of its
-    size, leaving out those the history holds elsewhere (`held`) or the span's summary listed already (`seen`).
+    sentence of its reasoning, the first error lines it reports (each once per span; a numbered line of a file
+    is its text, not a report), the evidence pointers it printed, and its salient marks (paths and identifiers
+    first, then numbers, then error lines) up to a share of its size, leaving out those the history holds
+    elsewhere (`held`) or the span's summary listed already (`seen`).
     `marks`: the observation's salient marks, when the caller has them already."""
     checkpoint()
     seen = set() if seen is None else seen
@@ -83,7 +84,7 @@ def unit_lines(
     thought = _first_sentence(unit.reasoning)
     if thought:
         lines.append(f"  said: {thought}")
-    errors = [line.strip()[:200] for line in error_lines(unit.observation)[:2]]
+    errors = [line.strip()[:200] for line in reported_errors(unit.observation)[:2]]
     for error in errors:
         if error not in seen:
             seen.add(error)
@@ -94,7 +95,9 @@ def unit_lines(
     shown = "\n".join([*lines, *errors])  # an error line the span listed already still covers its marks
     budget = min(_MAX_MARK_CHARS, max(_MIN_MARK_CHARS, int(len(unit.observation) * _MARK_SHARE)))
     found = salient(unit.observation) if marks is None else marks
-    kept = _kept_marks(found - held, shown, budget, seen)
+    # A numbered line of a file is not listed whole: its names and numbers are marks of their own.
+    found = {mark for mark in found - held if " " not in mark or LINE_NUMBER.match(mark) is None}
+    kept = _kept_marks(found, shown, budget, seen)
     words = [m for m in kept if " " not in m]
     if words:
         lines.append("  saw: " + " ".join(words))

@@ -130,3 +130,20 @@ def test_a_views_numbered_lines_are_file_text_not_reported_errors() -> None:
     assert "error:" not in summary and "1481:" not in summary  # no line of the file as a report, nor whole
     assert "error_case1480" in summary  # its names are still marks of their own
     assert "error: Traceback (most recent call last):" in ExtractiveSummarizer().summarize("S2", [the_run])
+
+
+def test_a_summary_names_call_arguments_bare_and_lists_a_mark_a_call_of_the_span_shows_once() -> None:
+    messages: list[dict[str, object]] = [{"role": "user", "content": "Fix it."}]
+    steps = [
+        ("find_file", {"name": "handler.py"}, "Found: /repo/pkg/handler_v2.py"),
+        ("open", {"path": "/repo/pkg/handler_v2.py", "view_range": [10, 40]}, "10: def handle(): pass"),
+    ]
+    for k, (name, arguments, result) in enumerate(steps):
+        call = {"id": f"c{k}", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+        messages += [
+            {"role": "assistant", "content": "Next.", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"c{k}", "content": result},
+        ]
+    summary = ExtractiveSummarizer().summarize("S1", [u for u in segment(load(messages)) if u.kind == "interaction"])
+    assert "open(path=/repo/pkg/handler_v2.py, view_range=[10, 40])" in summary  # no JSON quotes to escape again
+    assert summary.count("/repo/pkg/handler_v2.py") == 1  # the later call shows it: the earlier result's list skips it

@@ -63,13 +63,20 @@ class ExtractiveSummarizer:
         count = f"{len(units)} tool interaction{'s' if len(units) > 1 else ''}"
         lines = [f"[compacted span {span_id}, {count}; strings below copied from them; originals in the audit log]"]
         seen: set[str] = set()  # marks listed for an earlier unit of the span are not listed again
+        # Every unit's call and first sentence are shown whatever else fits: a mark inside one is not listed.
+        calls = "\n".join(f"{_short_args(u.arguments)}\n{_first_sentence(u.reasoning)}" for u in units)
         for unit in units:
-            lines.extend(unit_lines(unit, seen, held=self.held))
+            lines.extend(unit_lines(unit, seen, held=self.held, calls=calls))
         return "\n".join(lines)
 
 
 def unit_lines(
-    unit: Unit, seen: set[str] | None = None, *, marks: set[str] | None = None, held: frozenset[str] = frozenset()
+    unit: Unit,
+    seen: set[str] | None = None,
+    *,
+    marks: set[str] | None = None,
+    held: frozenset[str] = frozenset(),
+    calls: str = "",
 ) -> list[str]:
     """One interaction, summarized: the call (its arguments re-derive a file view or a search), the first
     sentence of its reasoning, the first error lines it reports (each once per span; a numbered line of a file
@@ -92,7 +99,7 @@ def unit_lines(
     pointers = [m.group() for _, m in zip(range(_MAX_POINTERS), _POINTER.finditer(unit.observation), strict=False)]
     if pointers:
         lines.append("  re-read: " + " ".join(pointers))
-    shown = "\n".join([*lines, *errors])  # an error line the span listed already still covers its marks
+    shown = "\n".join([*lines, *errors, calls])  # an error line the span listed already still covers its marks
     budget = min(_MAX_MARK_CHARS, max(_MIN_MARK_CHARS, int(len(unit.observation) * _MARK_SHARE)))
     found = salient(unit.observation) if marks is None else marks
     # A numbered line of a file is not listed whole: its names and numbers are marks of their own.
@@ -147,9 +154,20 @@ def _short_args(arguments: str) -> str:
             parsed = json.loads(arguments)
         except (json.JSONDecodeError, RecursionError):
             parsed = arguments
-    text = json.dumps(parsed, ensure_ascii=False) if isinstance(parsed, dict) else str(parsed)[: 4 * _MAX_ARGS]
+    try:
+        text = _named(parsed) if isinstance(parsed, dict) else str(parsed)[: 4 * _MAX_ARGS]
+    except RecursionError:  # nested deeper than printing goes: shown as the agent sent it
+        text = arguments[: 4 * _MAX_ARGS]
     text = " ".join(text.split())
     return text if len(text) <= _MAX_ARGS else text[: _MAX_ARGS - 1] + "…"
+
+
+def _named(arguments: dict[str, object]) -> str:
+    """`path=src/a.py, view_range=[10, 40]`: each argument by name, strings bare. JSON's quotes would be
+    escaped again inside the history (`{\\"path\\": ...}`), and every token here is re-sent at every turn."""
+    return ", ".join(
+        f"{k}={v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items()
+    )
 
 
 def _first_sentence(text: str) -> str:

@@ -4,12 +4,13 @@ what the history keeps verbatim elsewhere (the task, the system prompt, earlier 
 from __future__ import annotations
 
 import json
+import random
 
 from sparseread_mcp.compaction import compact, load, validate
 from sparseread_mcp.compaction.marks import salient
 from sparseread_mcp.compaction.router import History, features
 from sparseread_mcp.compaction.segments import segment
-from sparseread_mcp.compaction.summarize import ExtractiveSummarizer, held_marks
+from sparseread_mcp.compaction.summarize import Elsewhere, ExtractiveSummarizer, _kept_marks, held_marks, unit_lines
 
 TARGET = "return int(value.total_seconds() / base_unit.total_seconds())"
 FIXED = "return int(round(value.total_seconds() / base_unit.total_seconds()))"
@@ -87,7 +88,7 @@ def test_a_summary_leaves_out_what_the_task_holds_and_the_router_counts_it_as_ke
     assert "TimeDelta_ms1474" in held and "src/pkg/fields.py" in held  # the user's issue holds them
     run = next(u for u in units if u.tools == ("bash",))
     plain = ExtractiveSummarizer().summarize("S1", [run])
-    lean = ExtractiveSummarizer(held=held).summarize("S1", [run])
+    lean = ExtractiveSummarizer(elsewhere=Elsewhere(held=held)).summarize("S1", [run])
     assert "TimeDelta_ms1474" in plain and "TimeDelta_ms1474" not in lean
     assert len(lean) < len(plain)
     # A later action reuses the identifier: the summary without it still counts as keeping it (the task does).
@@ -147,3 +148,24 @@ def test_a_summary_names_call_arguments_bare_and_lists_a_mark_a_call_of_the_span
     summary = ExtractiveSummarizer().summarize("S1", [u for u in segment(load(messages)) if u.kind == "interaction"])
     assert "open(path=/repo/pkg/handler_v2.py, view_range=[10, 40])" in summary  # no JSON quotes to escape again
     assert summary.count("/repo/pkg/handler_v2.py") == 1  # the later call shows it: the earlier result's list skips it
+
+
+def test_a_mark_a_later_interaction_lists_is_left_to_it_and_every_later_use_still_finds_it() -> None:
+    messages = swe_run(echo_lines=40)
+    units = segment(load(messages))
+    elsewhere = Elsewhere.of(units)
+    first, second = [u for u in units if u.tools == ("bash",)][:2]
+    assert elsewhere.listed["345"] > second.index  # the last run lists it
+    assert "345" not in "\n".join(unit_lines(first, elsewhere=elsewhere))
+    assert "345" in "\n".join(unit_lines(first, elsewhere=Elsewhere(held=elsewhere.held)))
+    test_a_superseded_run_keeps_every_identifier_later_actions_use()  # the replay still finds every used string
+
+
+def test_a_summary_keeps_listing_a_mark_when_fewer_marks_compete() -> None:
+    """What `Elsewhere` relies on: the marks a summary lists are a prefix of a fixed order within a budget."""
+    rng = random.Random(7)
+    for _ in range(200):
+        marks = {f"name_{rng.randrange(10 ** rng.randrange(1, 9))}x{k}" for k in range(rng.randrange(1, 120))}
+        full = _kept_marks(set(marks), "", 400, set())
+        fewer = {m for m in marks if rng.random() < 0.6}
+        assert set(full) & fewer <= set(_kept_marks(fewer, "", 400, set()))

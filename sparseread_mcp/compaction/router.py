@@ -25,7 +25,7 @@ from ..deadline import checkpoint
 from ..vocabulary import TOOL_PREFIX
 from .marks import has_error, paths, salient
 from .segments import Unit
-from .summarize import held_marks, unit_lines
+from .summarize import Elsewhere, unit_lines
 
 __all__ = ["FEATURE_NAMES", "DefaultRouter", "Features", "History", "Router", "features", "salient"]
 
@@ -75,8 +75,8 @@ class History(Sequence[Unit]):
         nexts = [*starts[1:], len(joined)]
         self._from = [mine if mine is not None else after for mine, after in zip(own, nexts, strict=True)]
         self._position = {unit.index: i for i, unit in enumerate(self.units)}
-        #: Marks the history keeps in messages never compacted: they survive whatever replaces a unit.
-        self.held = held_marks(self.units)
+        #: Marks the history keeps outside each unit (messages never compacted, later units' summaries).
+        self.elsewhere = Elsewhere.of(self.units)
         self._copied = _copied_from(self.units, _rereadable(self.units))
         self._last_seen: dict[str, int] = {}
         self._last_call: dict[tuple[tuple[str, ...], str], int] = {}
@@ -260,8 +260,8 @@ def features(unit: Unit, state: Sequence[Unit], *, latest_turns: str = "") -> Fe
             used.append(mark)
     survives = 1.0
     if used:
-        summary = "\n".join(unit_lines(unit, marks=marks, held=history.held))
-        survives = sum(mark in summary or mark in history.held for mark in used) / len(used)
+        summary = "\n".join(unit_lines(unit, marks=marks, elsewhere=history.elsewhere))
+        survives = sum(mark in summary or history.elsewhere.holds(mark, unit.index) for mark in used) / len(used)
     asked = bool(unit.user_text and marks & salient(unit.user_text))
     is_error = has_error(unit.observation[:_ERROR_HEAD])
     return Features(

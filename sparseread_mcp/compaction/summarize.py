@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..deadline import checkpoint
@@ -53,10 +53,41 @@ def held_marks(units: Sequence[Unit]) -> frozenset[str]:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ExtractiveSummarizer:
-    """`held`: marks the history keeps verbatim elsewhere (`held_marks`), which a summary does not repeat."""
+class Elsewhere:
+    """What a history keeps outside any one interaction, which that interaction's summary need not list.
+
+    `held`: the marks of messages never compacted (`held_marks`). `listed`: for each mark, the last interaction
+    whose own summary lists it. That interaction holds the mark raw now, and lists it whenever it is replaced:
+    a summary lists a prefix of its marks in a fixed order (`_kept_marks`), so with fewer marks competing
+    (more of them held, or left to later interactions) a mark it listed stays listed, and the last interaction
+    listing a mark never leaves it to another."""
 
     held: frozenset[str] = frozenset()
+    listed: Mapping[str, int] = field(default_factory=dict)
+
+    def holds(self, mark: str, after: int) -> bool:
+        """Whether the history keeps `mark` outside the interactions up to unit `after`."""
+        return mark in self.held or self.listed.get(mark, -1) > after
+
+    @classmethod
+    def of(cls, units: Sequence[Unit]) -> Elsewhere:
+        """Built once per history: each interaction summarized alone, with only `held` left out."""
+        held = held_marks(units)
+        listed: dict[str, int] = {}
+        for unit in units:
+            if unit.kind != "interaction":
+                continue
+            marks = salient(unit.observation)
+            text = "\n".join(unit_lines(unit, marks=marks, elsewhere=cls(held=held)))
+            listed.update((mark, unit.index) for mark in marks if mark in text)
+        return cls(held=held, listed=listed)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExtractiveSummarizer:
+    """`elsewhere`: what the history keeps outside the span (`Elsewhere.of`), which a summary does not repeat."""
+
+    elsewhere: Elsewhere = field(default_factory=Elsewhere)
 
     def summarize(self, span_id: str, units: Sequence[Unit]) -> str:
         # Short: with one-interaction spans a history holds many of these, each re-sent at every turn.
@@ -66,7 +97,7 @@ class ExtractiveSummarizer:
         # Every unit's call and first sentence are shown whatever else fits: a mark inside one is not listed.
         calls = "\n".join(f"{_short_args(u.arguments)}\n{_first_sentence(u.reasoning)}" for u in units)
         for unit in units:
-            lines.extend(unit_lines(unit, seen, held=self.held, calls=calls))
+            lines.extend(unit_lines(unit, seen, elsewhere=self.elsewhere, calls=calls))
         return "\n".join(lines)
 
 
@@ -75,14 +106,14 @@ def unit_lines(
     seen: set[str] | None = None,
     *,
     marks: set[str] | None = None,
-    held: frozenset[str] = frozenset(),
+    elsewhere: Elsewhere | None = None,
     calls: str = "",
 ) -> list[str]:
     """One interaction, summarized: the call (its arguments re-derive a file view or a search), the first
     sentence of its reasoning, the first error lines it reports (each once per span; a numbered line of a file
     is its text, not a report), the evidence pointers it printed, and its salient marks (paths and identifiers
-    first, then numbers, then error lines) up to a share of its size, leaving out those the history holds
-    elsewhere (`held`) or the span's summary listed already (`seen`).
+    first, then numbers, then error lines) up to a share of its size, leaving out those the history keeps
+    elsewhere (`elsewhere`) or the span's summary shows already (`seen`, `calls`).
     `marks`: the observation's salient marks, when the caller has them already."""
     checkpoint()
     seen = set() if seen is None else seen
@@ -103,7 +134,12 @@ def unit_lines(
     budget = min(_MAX_MARK_CHARS, max(_MIN_MARK_CHARS, int(len(unit.observation) * _MARK_SHARE)))
     found = salient(unit.observation) if marks is None else marks
     # A numbered line of a file is not listed whole: its names and numbers are marks of their own.
-    found = {mark for mark in found - held if " " not in mark or LINE_NUMBER.match(mark) is None}
+    found = {
+        mark
+        for mark in found
+        if (elsewhere is None or not elsewhere.holds(mark, unit.index))
+        and (" " not in mark or LINE_NUMBER.match(mark) is None)
+    }
     kept = _kept_marks(found, shown, budget, seen)
     words = [m for m in kept if " " not in m]
     if words:
@@ -130,7 +166,7 @@ def _kept_marks(marks: set[str], shown: str, budget: int, seen: set[str]) -> lis
         if mark in joined:
             continue
         if used + len(mark) + 2 > budget:
-            continue  # a shorter mark may still fit
+            break  # a prefix of the priority order: what fits stays listed when fewer marks compete
         kept.append(mark)
         seen.add(mark)
         joined += "\n" + mark

@@ -417,7 +417,7 @@ def test_a_coding_run_whose_views_recur_by_path_is_compacted_and_keeps_every_lat
     kept = json.dumps(final.transcript.dump())
     assert all(s in kept for _, used in uses for s in used)
     # A view is kept as its call: the path and the command that re-derive it.
-    assert '\\"command\\": \\"view\\", \\"path\\": \\"/repo/pkg/mod1.py\\"' in kept
+    assert "(command=view, path=/repo/pkg/mod1.py)" in kept
 
 
 def test_an_observation_whose_reused_string_its_summary_drops_keeps_its_raw_text() -> None:
@@ -490,5 +490,5 @@ def test_a_summarized_read_keeps_its_call_and_its_evidence_pointers() -> None:
     body = json.dumps({"items": [{"pointer": pointer, "text": "plain words " * 200}]})
     messages.append({"role": "tool", "tool_call_id": "r1", "content": body})
     lines = "\n".join(unit_lines(segment(load(messages))[1]))
-    assert f"re-read: {pointer}" in lines and 'sro_read({"target": "docs/guide.md"})' in lines
+    assert f"re-read: {pointer}" in lines and "sro_read(target=docs/guide.md)" in lines
     assert "plain words plain words" not in lines

@@ -69,7 +69,6 @@ def compact(
     """
     settings = settings or CompactionSettings()
     router = router or DefaultRouter()
-    summarizer = summarizer or ExtractiveSummarizer()
     counter = counter or TokenCounter()
     problem = validate(transcript)
     if problem is not None:
@@ -77,7 +76,9 @@ def compact(
     checkpoint()
     before = _tokens(transcript, counter)
     units = segment(transcript)
-    scores = _scores(transcript, units, settings, router)
+    state = _state(transcript, units)
+    summarizer = summarizer or ExtractiveSummarizer(elsewhere=state.elsewhere)
+    scores = _scores(state, settings, router)
     plans: list[SpanPlan] = []
     replacements: dict[int, tuple[int, list[Message]]] = {}  # first message -> (last message, its stand-ins)
     for number, span in enumerate(_spans(units, scores, settings.tau)):
@@ -169,26 +170,27 @@ def _apply(transcript: Transcript, replacements: dict[int, tuple[int, list[Messa
     return Transcript(format=transcript.format, messages=messages)
 
 
-def _scores(
-    transcript: Transcript, units: Sequence[Unit], settings: CompactionSettings, router: Router
-) -> list[float | None]:
-    """p per unit, None for what is protected: system and user messages, summaries, the latest K."""
-    interactions = [u for u in units if u.kind == "interaction"]
-    latest = {u.index for u in interactions[-settings.keep_last :]} if settings.keep_last else set()
+def _state(transcript: Transcript, units: Sequence[Unit]) -> History:
+    """The history as the router sees it, with the user's latest two turns as the current state."""
     turns = [
         u.reasoning if u.kind == "protected" else u.user_text
         for u in units
         if (u.kind == "protected" and transcript.messages[u.messages[0]].role == "user") or u.user_text
     ]
-    latest_turns = " ".join(turns[-2:])
-    state = History(units, latest_turns=latest_turns)
+    return History(units, latest_turns=" ".join(turns[-2:]))
+
+
+def _scores(state: History, settings: CompactionSettings, router: Router) -> list[float | None]:
+    """p per unit, None for what is protected: system and user messages, summaries, the latest K."""
+    interactions = [u for u in state if u.kind == "interaction"]
+    latest = {u.index for u in interactions[-settings.keep_last :]} if settings.keep_last else set()
     scores: list[float | None] = []
-    for unit in units:
+    for unit in state:
         checkpoint()
         protected = (
             unit.kind != "interaction" or unit.index in latest or any(t in settings.protected_tools for t in unit.tools)
         )
-        scores.append(None if protected else router.score(unit, state, latest_turns=latest_turns))
+        scores.append(None if protected else router.score(unit, state, latest_turns=state.latest_turns))
     return scores
 
 

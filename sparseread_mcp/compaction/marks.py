@@ -48,6 +48,17 @@ def error_lines(text: str) -> list[str]:
     return [line for line in text.split("\n") if _ERROR.search(line)]
 
 
+#: A line number a view printed before a line of the file (`  312\t`, `1474:`, `12|`). Linear: `\d+` is
+#: tried once, where the line starts.
+LINE_NUMBER = re.compile(r"\s*\d+[\t:|]")
+
+
+def reported_errors(text: str) -> list[str]:
+    """Error lines a result reports, leaving out the lines of a file a view printed with their numbers: the
+    words `error` or `exception` in code (`except ValueError as error:`) are the file's text, not a failure."""
+    return [line for line in error_lines(text) if LINE_NUMBER.match(line) is None]
+
+
 def has_error(text: str) -> bool:
     return _ERROR.search(text) is not None
 

@@ -6,8 +6,10 @@ lines) all survive in its extractive summary is replaceable, because the summary
 reused string the summary would drop keeps its raw text, and so does one a later action copied a line from
 (an edit's old text, a search string, a line quoted in a reply): the agent is acting on its raw text, and
 no summary keeps whole lines; unless its call, kept in the summary, would give the text again (it names a
-file that no later successful call may have changed). What a call can re-derive (a file view, a
-search) stays in the summary as the call itself, with any evidence pointers it printed.
+file that no later successful call may have changed), or later observations printed most of its lines again
+(an edit's echo of the region it changed supersedes the view the edit was copied from). What a call can
+re-derive (a file view, a search) stays in the summary as the call itself, with any evidence pointers it
+printed. Strings the history keeps in messages never compacted (the task, earlier summaries) survive anyway.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from ..deadline import checkpoint
 from ..vocabulary import TOOL_PREFIX
 from .marks import has_error, paths, salient
 from .segments import Unit
-from .summarize import unit_lines
+from .summarize import Elsewhere, unit_lines
 
 __all__ = ["FEATURE_NAMES", "DefaultRouter", "Features", "History", "Router", "features", "salient"]
 
@@ -73,6 +75,8 @@ class History(Sequence[Unit]):
         nexts = [*starts[1:], len(joined)]
         self._from = [mine if mine is not None else after for mine, after in zip(own, nexts, strict=True)]
         self._position = {unit.index: i for i, unit in enumerate(self.units)}
+        #: Marks the history keeps outside each unit (messages never compacted, later units' summaries).
+        self.elsewhere = Elsewhere.of(self.units)
         self._copied = _copied_from(self.units, _rereadable(self.units))
         self._last_seen: dict[str, int] = {}
         self._last_call: dict[tuple[tuple[str, ...], str], int] = {}
@@ -125,10 +129,15 @@ def _copied_from(units: Sequence[Unit], rereadable: set[int]) -> set[int]:
     observation, unless the call of one that printed it would give it again (`rereadable`). A line the agent
     (or the user) wrote before any observation printed it is their own text, not copied data: a failed edit
     that echoes the agent's new text back does not make that echo needed.
-    One pass, each line hashed once: linear in the history."""
+
+    An observation most of whose lines later observations printed again is superseded, and no longer counts:
+    a newer view of the same text (a re-read, or an edit's echo of the region it changed) is what the agent
+    copies from next, and of the lines not printed again, those a change replaced are gone from the file.
+    Two passes, each line hashed once per pass: linear in the history."""
     holders: dict[str, tuple[int, bool]] = {}  # line -> (the newest observation holding it, any re-readable)
     written: set[str] = set()
     copied: set[int] = set()
+    shown: list[list[str]] = []  # per position, the lines its observation printed
     for position, unit in enumerate(units):
         lines = _lines(unit.reasoning + "\n" + unit.written)
         for line in lines:
@@ -136,11 +145,19 @@ def _copied_from(units: Sequence[Unit], rereadable: set[int]) -> set[int]:
             if holder is not None and not holder[1]:
                 copied.add(holder[0])
         written.update(lines)
-        for line in _lines(unit.observation):
+        shown.append(_lines(unit.observation))
+        for line in shown[-1]:
             if line not in written:
                 before = holders.get(line)
                 holders[line] = (position, position in rereadable or (before is not None and before[1]))
-    return copied
+    newest = {line: position for position, lines in enumerate(shown) for line in lines}
+    return {p for p in copied if not _superseded(shown[p], p, newest)}
+
+
+def _superseded(lines: Sequence[str], position: int, newest: dict[str, int]) -> bool:
+    """Whether later observations printed at least half of these distinct lines again."""
+    distinct = set(lines)
+    return bool(distinct) and 2 * sum(newest[line] > position for line in distinct) >= len(distinct)
 
 
 def _rereadable(units: Sequence[Unit]) -> set[int]:
@@ -188,9 +205,10 @@ def _lines(text: str) -> list[str]:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Features:
     referenced: float  # share of the observation's salient strings used later
-    survives: float  # share of those used strings that its summary keeps (1 when none is used)
+    survives: float  # share of those used strings its summary or the never-compacted messages keep (1 if none)
     asked: bool  # the user's words that came with its results name one of its strings
-    copied: bool  # a later action copied a line of it (the newest holder then), and its call cannot give it again
+    copied: bool  # a later action copied a line of it (the newest holder then), its call cannot give it again,
+    # and later observations did not print most of its lines again
     superseded: bool
     resolved: bool
     rederivable: bool
@@ -242,8 +260,8 @@ def features(unit: Unit, state: Sequence[Unit], *, latest_turns: str = "") -> Fe
             used.append(mark)
     survives = 1.0
     if used:
-        summary = "\n".join(unit_lines(unit, marks=marks))
-        survives = sum(mark in summary for mark in used) / len(used)
+        summary = "\n".join(unit_lines(unit, marks=marks, elsewhere=history.elsewhere))
+        survives = sum(mark in summary or history.elsewhere.holds(mark, unit.index) for mark in used) / len(used)
     asked = bool(unit.user_text and marks & salient(unit.user_text))
     is_error = has_error(unit.observation[:_ERROR_HEAD])
     return Features(

@@ -6,17 +6,19 @@ claims what the source did not say. The originals stay in the audit log under th
 What a unit's summary keeps is decided by `unit_lines` alone, so the router can ask, before anything is
 replaced, whether every string the rest of the history reuses from an observation survives in its summary.
 Evidence pointers (`path@rev#L12-L18`) are kept verbatim: the model can re-read what was replaced.
+A summary does not repeat what the history holds verbatim in messages that are never compacted (`held_marks`).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..deadline import checkpoint
-from .marks import error_lines, salient
+from .marks import LINE_NUMBER, reported_errors, salient
 from .segments import Unit
 
 #: A unit's listed marks may take this share of its observation's characters (at least _MIN_MARK_CHARS):
@@ -41,38 +43,104 @@ class Summarizer(Protocol):
     def summarize(self, span_id: str, units: Sequence[Unit]) -> str: ...
 
 
+def held_marks(units: Sequence[Unit]) -> frozenset[str]:
+    """The salient marks of what compaction never replaces: system, user and plain assistant messages, earlier
+    summaries, and the user's words that came with results (they stay after a summary). A summary need not
+    list these: the history keeps them wherever the summary goes. One pass over the history."""
+    kept = [u.reasoning + "\n" + u.observation for u in units if u.kind != "interaction"]
+    kept += [u.user_text for u in units if u.user_text]
+    return frozenset(salient("\n".join(kept)))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Elsewhere:
+    """What a history keeps outside any one interaction, which that interaction's summary need not list.
+
+    `held`: the marks of messages never compacted (`held_marks`). `listed`: for each mark, the last interaction
+    whose own summary lists it. That interaction holds the mark raw now, and lists it whenever it is replaced:
+    a summary lists a prefix of its marks in a fixed order (`_kept_marks`), so with fewer marks competing
+    (more of them held, or left to later interactions) a mark it listed stays listed, and the last interaction
+    listing a mark never leaves it to another."""
+
+    held: frozenset[str] = frozenset()
+    listed: Mapping[str, int] = field(default_factory=dict)
+
+    def holds(self, mark: str, after: int) -> bool:
+        """Whether the history keeps `mark` outside the interactions up to unit `after`."""
+        return mark in self.held or self.listed.get(mark, -1) > after
+
+    @classmethod
+    def of(cls, units: Sequence[Unit]) -> Elsewhere:
+        """Built once per history: each interaction summarized alone, with only `held` left out."""
+        held = held_marks(units)
+        listed: dict[str, int] = {}
+        for unit in units:
+            if unit.kind != "interaction":
+                continue
+            marks = salient(unit.observation)
+            text = "\n".join(unit_lines(unit, marks=marks, elsewhere=cls(held=held)))
+            listed.update((mark, unit.index) for mark in marks if mark in text)
+        return cls(held=held, listed=listed)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ExtractiveSummarizer:
+    """`elsewhere`: what the history keeps outside the span (`Elsewhere.of`), which a summary does not repeat."""
+
+    elsewhere: Elsewhere = field(default_factory=Elsewhere)
+
     def summarize(self, span_id: str, units: Sequence[Unit]) -> str:
         # Short: with one-interaction spans a history holds many of these, each re-sent at every turn.
         count = f"{len(units)} tool interaction{'s' if len(units) > 1 else ''}"
         lines = [f"[compacted span {span_id}, {count}; strings below copied from them; originals in the audit log]"]
         seen: set[str] = set()  # marks listed for an earlier unit of the span are not listed again
+        # Every unit's call and first sentence are shown whatever else fits: a mark inside one is not listed.
+        calls = "\n".join(f"{_short_args(u.arguments)}\n{_first_sentence(u.reasoning)}" for u in units)
         for unit in units:
-            lines.extend(unit_lines(unit, seen))
+            lines.extend(unit_lines(unit, seen, elsewhere=self.elsewhere, calls=calls))
         return "\n".join(lines)
 
 
-def unit_lines(unit: Unit, seen: set[str] | None = None, *, marks: set[str] | None = None) -> list[str]:
+def unit_lines(
+    unit: Unit,
+    seen: set[str] | None = None,
+    *,
+    marks: set[str] | None = None,
+    elsewhere: Elsewhere | None = None,
+    calls: str = "",
+) -> list[str]:
     """One interaction, summarized: the call (its arguments re-derive a file view or a search), the first
-    sentence of its reasoning, its first error lines, the evidence pointers it printed, and its salient
-    marks (paths and identifiers first, then numbers, then error lines) up to a share of its size.
+    sentence of its reasoning, the first error lines it reports (each once per span; a numbered line of a file
+    is its text, not a report), the evidence pointers it printed, and its salient marks (paths and identifiers
+    first, then numbers, then error lines) up to a share of its size, leaving out those the history keeps
+    elsewhere (`elsewhere`) or the span's summary shows already (`seen`, `calls`).
     `marks`: the observation's salient marks, when the caller has them already."""
     checkpoint()
+    seen = set() if seen is None else seen
     call = ", ".join(unit.tools)
     lines = [f"- {call}({_short_args(unit.arguments)})"]
     thought = _first_sentence(unit.reasoning)
     if thought:
         lines.append(f"  said: {thought}")
-    errors = [line.strip() for line in error_lines(unit.observation)[:2]]
+    errors = [line.strip()[:200] for line in reported_errors(unit.observation)[:2]]
     for error in errors:
-        lines.append(f"  error: {error[:200]}")
+        if error not in seen:
+            seen.add(error)
+            lines.append(f"  error: {error}")
     pointers = [m.group() for _, m in zip(range(_MAX_POINTERS), _POINTER.finditer(unit.observation), strict=False)]
     if pointers:
         lines.append("  re-read: " + " ".join(pointers))
-    shown = "\n".join(lines)
+    shown = "\n".join([*lines, *errors, calls])  # an error line the span listed already still covers its marks
     budget = min(_MAX_MARK_CHARS, max(_MIN_MARK_CHARS, int(len(unit.observation) * _MARK_SHARE)))
     found = salient(unit.observation) if marks is None else marks
-    kept = _kept_marks(found, shown, budget, set() if seen is None else seen)
+    # A numbered line of a file is not listed whole: its names and numbers are marks of their own.
+    found = {
+        mark
+        for mark in found
+        if (elsewhere is None or not elsewhere.holds(mark, unit.index))
+        and (" " not in mark or LINE_NUMBER.match(mark) is None)
+    }
+    kept = _kept_marks(found, shown, budget, seen)
     words = [m for m in kept if " " not in m]
     if words:
         lines.append("  saw: " + " ".join(words))
@@ -98,7 +166,7 @@ def _kept_marks(marks: set[str], shown: str, budget: int, seen: set[str]) -> lis
         if mark in joined:
             continue
         if used + len(mark) + 2 > budget:
-            continue  # a shorter mark may still fit
+            break  # a prefix of the priority order: what fits stays listed when fewer marks compete
         kept.append(mark)
         seen.add(mark)
         joined += "\n" + mark
@@ -122,9 +190,20 @@ def _short_args(arguments: str) -> str:
             parsed = json.loads(arguments)
         except (json.JSONDecodeError, RecursionError):
             parsed = arguments
-    text = json.dumps(parsed, ensure_ascii=False) if isinstance(parsed, dict) else str(parsed)[: 4 * _MAX_ARGS]
+    try:
+        text = _named(parsed) if isinstance(parsed, dict) else str(parsed)[: 4 * _MAX_ARGS]
+    except RecursionError:  # nested deeper than printing goes: shown as the agent sent it
+        text = arguments[: 4 * _MAX_ARGS]
     text = " ".join(text.split())
     return text if len(text) <= _MAX_ARGS else text[: _MAX_ARGS - 1] + "…"
+
+
+def _named(arguments: dict[str, object]) -> str:
+    """`path=src/a.py, view_range=[10, 40]`: each argument by name, strings bare. JSON's quotes would be
+    escaped again inside the history (`{\\"path\\": ...}`), and every token here is re-sent at every turn."""
+    return ", ".join(
+        f"{k}={v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items()
+    )
 
 
 def _first_sentence(text: str) -> str:

@@ -10,12 +10,13 @@ An answer says only what carries information (protocol 2):
   entry's `level` is sent when it is not 1; a list of pointers names each once; a slot's `pointers` leave
   out the items of the same answer that name that slot (in a one-slot answer, every item) and, in a
   one-slot answer whose every
-  `already_delivered` match the slot lists, those matches; `unresolved` is sent only where it is not
+  `already_delivered` match the slot lists, those matches; in a one-slot answer whose every item names
+  that slot, the items do not (its coverage entry says it once); `unresolved` is sent only where it is not
   simply the slots whose coverage is not `found`; fingerprints are sent as their first 12 hex digits, as
   pointers carry them;
 - no `view` when it is `snippets`, no `action` when it is `focus`; no gate `reason` and no `scope` for an
-  ordinary sparse batch (`decision` says it); no item `score` where the items come best first (their
-  order says it);
+  ordinary sparse batch (`decision` says it, and `selection`, when said, names reader and method); no item
+  `score` where the items come best first (their order says it);
   `selection` only when the robust default answered (its configuration and measured `reliability`):
   otherwise `scope` names the reader and the method, and the view the exposure form;
 - an evidence pack's `episode` is its `id`, with its `artifact` (path, type, fingerprint) only where its
@@ -210,12 +211,22 @@ def _defaults_and_routine_left_out(pack: dict[str, Any]) -> None:
     elif isinstance(selection, dict):
         selection.pop("reason", None)
     ordinary = isinstance(gate, dict) and gate.get("decision") == "sparse" and "reason" not in gate
-    if ordinary and items and "selection" not in pack:
-        pack.pop("scope", None)  # an ordinary batch: which reader and method found it changes nothing
+    if ordinary and items:
+        pack.pop("scope", None)  # an ordinary batch: `selection`, when said, names reader and method
+    _one_slot_said_once(pack)
     scores = [i.get("score", 0.0) for i in items]
     if scores == sorted(scores, reverse=True):  # best first: the order says what the scores would
         for item in items:
             item.pop("score", None)
+
+
+def _one_slot_said_once(pack: dict[str, Any]) -> None:
+    """In a one-slot answer whose every item names that slot, the items do not say it again."""
+    items: list[dict[str, Any]] = pack["items"]
+    coverage = pack.get("coverage", [])
+    if len(coverage) == 1 and items and all(i.get("slots") == [coverage[0]["slot"]] for i in items):
+        for item in items:
+            del item["slots"]
 
 
 def _episode_named_by_pointers(pack: dict[str, Any]) -> None:

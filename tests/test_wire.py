@@ -177,7 +177,8 @@ async def test_an_item_says_its_anchor_and_lines_once_in_its_pointer(tmp_path: P
         assert "lines" not in item  # a line anchor says them
     # The slot's pointers are this answer's items, which name the slot themselves.
     assert [c["slot"] for c in focus["coverage"]] == ["goal"] and "pointers" not in focus["coverage"][0]
-    assert all(item["slots"] == ["goal"] for item in focus["items"])
+    # A one-slot answer whose every item serves that slot does not say it on each item.
+    assert all("slots" not in item for item in focus["items"])
     assert set(focus["episode"]) == {"id"}  # the pointers name the file and its version; the goal is ours
     # `scope` names reader and method: a selection is said only for the robust default, with its reliability.
     assert set(focus.get("selection", {"reliability": 1})) <= {"configuration", "reliability"}
@@ -245,6 +246,36 @@ def test_the_wire_keeps_what_differs_from_the_default_and_drops_what_repeats() -
     assert "view" not in wire and "truncated" not in wire and "generated" not in wire
     odd = pack.model_copy(update={"unresolved": ["a", "b"]})  # not derivable: said
     assert wire_dict(odd)["unresolved"] == ["a", "b"]
+
+
+def test_a_one_slot_answer_names_its_slot_on_items_only_where_some_do_not_serve_it() -> None:
+    pointers = [f"a.md@sha256:0123456789ab#L{n}" for n in (3, 9)]
+
+    def pack(slots: list[list[str]]) -> EvidencePack:
+        items = [
+            EvidenceItem(pointer=p, anchor=p.split("#")[1], lines=None, page=None, text="t", score=0.0, slots=s)
+            for p, s in zip(pointers, slots, strict=True)
+        ]
+        return EvidencePack(
+            episode=_episode("f" * 64),
+            action="focus",
+            view="snippets",
+            items=items,
+            coverage=[SlotCoverage(slot="goal", status="partial", pointers=pointers)],
+            unresolved=["goal"],
+            scope="text reader; located with bm25",
+            exposure=_ledger(5, 2, 5),
+            gate=Gate(decision="sparse", reason="sparse read: 2 passage(s) within E <= L"),
+            truncated=False,
+            tokens=50,
+        )
+
+    every = wire_dict(pack([["goal"], ["goal"]]))
+    assert all("slots" not in item for item in every["items"])  # the coverage entry says it once
+    assert every["coverage"] == [{"slot": "goal", "status": "partial"}] and "scope" not in every
+    some = wire_dict(pack([["goal"], []]))
+    assert [item.get("slots") for item in some["items"]] == [["goal"], None]  # which item serves it: said
+    assert some["coverage"] == [{"slot": "goal", "status": "partial"}]
 
 
 async def test_tool_schemas_stay_within_their_token_budget(tmp_path: Path) -> None:

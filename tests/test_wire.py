@@ -399,3 +399,21 @@ def test_a_small_file_comes_back_whole_with_a_minimal_frame(tmp_path: Path) -> N
     assert record_of([frame, whole]) == wire  # what a client reads back is the whole record
     sent = engine.counter.count(frame) + engine.counter.count(whole)
     assert preview.tokens == sent and sent - engine.counter.count(text) <= 32, sent
+
+
+async def test_a_small_file_costs_one_read_and_a_verdict_on_it_costs_its_pointer(tmp_path: Path) -> None:
+    settings = Settings(roots=(project(tmp_path),))
+    counter = TokenCounter(settings.tokenizer)
+    text = (tmp_path / "files" / "contract.md").read_text()
+    async with Client(create_server(settings)) as client:
+        preview = await client.call_tool("sro_preview", {"path": "contract.md"})
+        claim = {"target": "contract.md", "action": "verify", "intent": {"goal": "ninety (90) days"}}
+        verdict = record(await client.call_tool("sro_read", claim))
+    frame, whole = [b.text for b in preview.content if isinstance(b, TextContent)]
+    assert whole == text  # verbatim: no JSON escaping, what one read of the file costs
+    assert counter.count(frame) <= 24, frame
+    fingerprint = json.loads(frame)["fingerprint"]
+    assert set(verdict) == {"verification", "tokens"} and verdict["verification"]["status"] == "supported"
+    pointer = verdict["verification"]["pointer"]
+    assert pointer.startswith(f"contract.md@sha256:{fingerprint}#L")  # the citation, built as the skill says
+    assert verdict["tokens"] - counter.count(pointer) <= 20

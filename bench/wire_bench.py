@@ -12,9 +12,10 @@ needle occurs nowhere (the empty answer).
 
 Per answer it counts the tokens of what a model is given: the text content (read by clients that take
 `content`, e.g. the MCP Inspector, Open WebUI) and the structured copy as compact JSON (Claude Code, OpenCode
-and Codex pass `structuredContent` to the model instead of the text when it is present). The *frame* is
-the answer's tokens minus the tokens of the evidence strings it carries (every `text` and `content` string,
-counted as JSON-escaped on the wire): what the protocol costs beyond the evidence. Baselines in the same
+and Codex pass `structuredContent` to the model instead of the text when it is present; a native preview
+has none, so every client passes its two text blocks). The *frame* is the answer's tokens minus the tokens
+of the evidence strings it carries (every `text` and `content` string, counted as JSON-escaped where it is
+inside the JSON, raw where it is a block of its own): what the protocol costs beyond the evidence. Baselines in the same
 run: one full read of the document (what the answer saves against), and the floor of a bare wire (each item
 as its pointer on one line, then its text: no other frame).
 

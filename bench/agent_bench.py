@@ -47,6 +47,7 @@ from mcp.types import CallToolResult, TextContent
 from sparseread_mcp import Settings
 from sparseread_mcp.select.calibrate import covered, doc_file, gold_spans
 from sparseread_mcp.tokens import TokenCounter
+from sparseread_mcp.wire import record_of
 
 REPO = Path(__file__).resolve().parent.parent
 SETS = ("financebench", "tatqa", "fetaqa", "contracts")
@@ -111,16 +112,15 @@ class AgentRun:
         self.starts = [0, *(i + 1 for i, ch in enumerate(self.text) if ch == "\n")]
 
     def receive(self, step: str, result: CallToolResult) -> Json | None:
-        body = "".join(c.text for c in result.content if isinstance(c, TextContent))
-        tokens = self.counter.count(body)
+        blocks = [c.text for c in result.content if isinstance(c, TextContent)]
+        tokens = sum(self.counter.count(block) for block in blocks)  # every block, as the model reads it
         self.tokens += tokens
         self.steps[step] = self.steps.get(step, 0) + tokens
         self.calls += 1
-        if result.is_error or result.structured_content is None:
-            self.errors.append(body[:200])
+        if result.is_error or not blocks or not blocks[0].startswith("{"):
+            self.errors.append("".join(blocks)[:200])
             return None
-        content: Json = result.structured_content
-        return content
+        return record_of(blocks)  # a native preview: its frame, then the file as a block of its own
 
     def take_preview(self, preview: Json) -> None:
         self.route = preview["route"]
@@ -130,6 +130,9 @@ class AgentRun:
         self.spans.extend(self._span(item) for item in preview.get("samples", []))
 
     def take_pack(self, pack: Json) -> None:
+        if "episode" not in pack:  # a verdict about a file held whole: nothing delivered, nothing charged
+            self.decisions.append("native_fit")
+            return
         self.decisions.append(pack["gate"]["decision"])
         self.spans.extend(self._span(item) for item in pack.get("items", []))
         exposure = pack["exposure"]  # the wire's compact ledger: chars, E, L, full_chars; an absent count is 0

@@ -12,9 +12,10 @@ needle occurs nowhere (the empty answer).
 
 Per answer it counts the tokens of what a model is given: the text content (read by clients that take
 `content`, e.g. the MCP Inspector, Open WebUI) and the structured copy as compact JSON (Claude Code, OpenCode
-and Codex pass `structuredContent` to the model instead of the text when it is present). The *frame* is
-the answer's tokens minus the tokens of the evidence strings it carries (every `text` and `content` string,
-counted as JSON-escaped on the wire): what the protocol costs beyond the evidence. Baselines in the same
+and Codex pass `structuredContent` to the model instead of the text when it is present; a native preview
+has none, so every client passes its two text blocks). The *frame* is the answer's tokens minus the tokens
+of the evidence strings it carries (every `text` and `content` string, counted as JSON-escaped where it is
+inside the JSON, raw where it is a block of its own): what the protocol costs beyond the evidence. Baselines in the same
 run: one full read of the document (what the answer saves against), and the floor of a bare wire (each item
 as its pointer on one line, then its text: no other frame).
 
@@ -42,6 +43,7 @@ from mcp.types import CallToolResult, TextContent
 
 from sparseread_mcp.select.calibrate import doc_file
 from sparseread_mcp.tokens import TokenCounter
+from sparseread_mcp.wire import record_of
 
 REPO = Path(__file__).resolve().parent.parent
 SETS = ("contracts", "financebench", "tatqa", "fetaqa")
@@ -92,13 +94,19 @@ def pointers_and_texts(value: object) -> Iterator[tuple[str, str]]:
 
 def measure(result: CallToolResult, count: Counts) -> Json:
     """Tokens of one answer as text and as structured JSON, its evidence, frame, and the bare floor."""
-    text = "".join(c.text for c in result.content if isinstance(c, TextContent))
+    blocks = [c.text for c in result.content if isinstance(c, TextContent)]
     structured = result.structured_content
-    body = json.loads(text) if text.startswith("{") else {}
-    evidence = [count(s) for s in evidence_strings(body)]
+    frame = json.loads(blocks[0]) if blocks and blocks[0].startswith("{") else {}
+    body = record_of(blocks) if frame else {}
+    # Evidence inside the JSON is counted escaped, as it is sent; a native preview's file block is raw.
+    evidence = [count(s) for s in evidence_strings(frame)] + [count(b) for b in blocks[1:]]
     ev_tok, ev_chr = sum(e[0] for e in evidence), sum(e[1] for e in evidence)
-    tok, chr4 = count(text)
-    s_tok, s_chr4 = count(json.dumps(structured, ensure_ascii=False, separators=(",", ":"))) if structured else (0, 0)
+    sent = [count(b) for b in blocks]
+    tok, chr4 = sum(c[0] for c in sent), sum(c[1] for c in sent)
+    # With no structured copy, every client gives its model the text blocks.
+    s_tok, s_chr4 = (
+        count(json.dumps(structured, ensure_ascii=False, separators=(",", ":"))) if structured else (tok, chr4)
+    )
     bare = "\n".join(f"{p}\n{t}" for p, t in pointers_and_texts(body))
     b_tok = count(bare)[0]
     b_ev = sum(count(t)[0] for _, t in pointers_and_texts(body))
@@ -110,7 +118,7 @@ def measure(result: CallToolResult, count: Counts) -> Json:
         "frame": tok - ev_tok,
         "frame_chars4": chr4 - ev_chr,
         "structured": s_tok,
-        "structured_frame": s_tok - ev_tok if structured else None,
+        "structured_frame": s_tok - ev_tok,
         "structured_chars4": s_chr4,
         "bare_frame": b_tok - b_ev,
         "nulls": json.dumps(structured, separators=(",", ":")).count(":null") if structured else 0,
@@ -118,8 +126,8 @@ def measure(result: CallToolResult, count: Counts) -> Json:
 
 
 def first_pointer(result: CallToolResult) -> str | None:
-    text = "".join(c.text for c in result.content if isinstance(c, TextContent))
-    found = next(pointers_and_texts(json.loads(text) if text.startswith("{") else {}), None)
+    blocks = [c.text for c in result.content if isinstance(c, TextContent)]
+    found = next(pointers_and_texts(record_of(blocks) if blocks and blocks[0].startswith("{") else {}), None)
     return found[0] if found else None
 
 

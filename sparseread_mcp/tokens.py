@@ -14,7 +14,7 @@ import bpe_openai
 from pydantic import BaseModel
 
 from .errors import ConfigError
-from .wire import wire_json
+from .wire import wire_blocks
 
 TOKENIZERS = ("o200k_base", "cl100k_base", "chars")
 ALIASES = {"o200k": "o200k_base", "cl100k": "cl100k_base"}
@@ -76,6 +76,6 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 def stamp_tokens(model: ModelT, counter: TokenCounter) -> ModelT:
     """The model with its `tokens` field set to the count of its own compact JSON (counted twice, since the
     number's own digits are part of what is counted)."""
-    first = counter.count(wire_json(model))
-    second = counter.count(wire_json(model.model_copy(update={"tokens": first})))
+    first = sum(counter.count(block) for block in wire_blocks(model))
+    second = sum(counter.count(block) for block in wire_blocks(model.model_copy(update={"tokens": first})))
     return model.model_copy(update={"tokens": second})

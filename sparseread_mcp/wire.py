@@ -10,31 +10,44 @@ An answer says only what carries information (protocol 2):
   entry's `level` is sent when it is not 1; a list of pointers names each once; a slot's `pointers` leave
   out the items of the same answer that name that slot (in a one-slot answer, every item) and, in a
   one-slot answer whose every
-  `already_delivered` match the slot lists, those matches; `unresolved` is sent only where it is not
+  `already_delivered` match the slot lists, those matches; in a one-slot answer whose every item names
+  that slot, the items do not (its coverage entry says it once); `unresolved` is sent only where it is not
   simply the slots whose coverage is not `found`; fingerprints are sent as their first 12 hex digits, as
   pointers carry them;
 - no `view` when it is `snippets`, no `action` when it is `focus`; no gate `reason` and no `scope` for an
-  ordinary sparse batch (`decision` says it); no item `score` where the items come best first (their
-  order says it);
+  ordinary sparse batch (`decision` says it, and `selection`, when said, names reader and method); no item
+  `score` where the items come best first (their order says it);
   `selection` only when the robust default answered (its configuration and measured `reliability`):
   otherwise `scope` names the reader and the method, and the view the exposure form;
 - an evidence pack's `episode` is its `id`, with its `artifact` (path, type, fingerprint) only where its
   items' pointers (with no items, its `already_delivered` ones) do not already name the file and version;
   its `objective` is the agent's own goal, not repeated (`sro_card` lists each episode's);
-- a Preview (the first answer about any file) states `protocol`: 2; one whose route is `native` carries
+- a Preview (the first answer about any file) states `protocol`: 3; one whose route is `native` carries
   the whole file as `content` with a minimal frame: its `artifact` is the `fingerprint` alone (the path is
-  the agent's own), and no `reason`, `outline` or `L` (the file says them; `L_tokens` is its size);
+  the agent's own), and no `reason`, `outline`, `L` or `L_tokens` (the file says them; `tokens` its cost).
+  It is sent as two text blocks (`wire_blocks`): the frame `{"protocol", "fingerprint", "tokens"}` (the
+  route is said by the second block, the fingerprint stands for its `artifact`), then the file verbatim,
+  so a small file costs what one read of it costs, not its JSON-escaped text; `record_of` reads the
+  record back from the blocks;
 - short names for the exposure ledger, a compact record: `{"chars", "E", "L", "L_tokens", "full_chars"}`
   (this payload's charged characters, the episode's sparse characters so far, the full view's length in
   characters and tokens, full-view characters delivered; a count left out is 0); what is left before the
   full view is `L - E`. A Preview and a card episode name the full view's length `L` (and `L_tokens`) and
   a card episode its sparse characters so far `E`, the same way;
 - a verify answer about one claim: its `verification` (status, reason, pointer) without the claim's
-  `coverage`, and `already_delivered` without the verdict's own pointer (about a file held whole, with
-  neither `already_delivered` nor a gate `reason`: the verdict's pointer is the citation).
+  `coverage`, and `already_delivered` without the verdict's own pointer;
+- a verify answer about a file the agent holds whole (`native_fit`, no items) is the verdict alone:
+  `{"verification": {"status", "pointer"}, "tokens"}`. The pointer is the citation and the agent judges
+  with the whole file before it, so no reason, episode, gate, ledger (nothing was charged), coverage or
+  `already_delivered`.
 
 The text content and the structured copy of an answer are the same JSON: clients pass one or the other to
-the model (Claude Code, OpenCode and Codex the structured copy), so neither may carry more.
+the model (Claude Code, OpenCode and Codex the structured copy), so neither may carry more. A native
+Preview has no structured copy: it would carry the file a second time, escaped, and clients that prefer it
+would lose the raw block; every client passes text blocks on.
+
+Protocol 3 (from 2): a native Preview is two text blocks with no structured copy; a verdict about a file
+held whole is its status and pointer alone.
 """
 
 from __future__ import annotations
@@ -48,7 +61,7 @@ from pydantic import BaseModel
 from .models import CompactResult, EvidencePack, Preview
 
 #: The protocol these names and omissions define; stated in every Preview (`protocol`).
-PROTOCOL = 2
+PROTOCOL = 3
 #: Hex digits of a fingerprint on the wire: the prefix a `sha256:` pointer revision carries.
 FINGERPRINT_DIGITS = 12
 #: Anchors that state a line range; an item with one of them needs no separate `lines`.
@@ -62,14 +75,50 @@ _ROUTINE_GATE = re.compile(r"sparse read: \d+ passage\(s\) within E <= L")
 #: Ledger fields the wire derives or drops: remaining = L - E; the payload's tokens are within `tokens`.
 _DERIVED_EXPOSURE = ("remaining_chars", "payload_tokens")
 #: What a native Preview leaves out: its content is the whole file, which says all of these.
-_SAID_BY_WHOLE_CONTENT = ("reason", "outline", "outline_complete", "L")
+_SAID_BY_WHOLE_CONTENT = ("reason", "outline", "outline_complete", "L", "L_tokens")
+#: What a native Preview's frame leaves to its second block: the whole file is there, so the route is native.
+_SAID_BY_FILE_BLOCK = ("content", "route")
 #: Ledger counts left out when nothing was charged: an absent count is 0.
 _ZERO_BY_DEFAULT = ("chars", "E", "full_chars")
 
 
 def wire_json(model: BaseModel) -> str:
-    """The compact JSON text of `model`, exactly as a tool answer carries it."""
-    return json.dumps(wire_dict(model), ensure_ascii=False, separators=(",", ":"))
+    """The compact JSON text of `model`'s whole record (a native Preview's file inside it, escaped)."""
+    return _compact(wire_dict(model))
+
+
+def wire_blocks(model: BaseModel) -> list[str]:
+    """The text blocks a tool answer is sent as: its record as compact JSON; a native Preview's frame, then
+    the whole file verbatim as a block of its own (no JSON escaping: the agent pays what one read costs)."""
+    return record_blocks(wire_dict(model))
+
+
+def record_blocks(record: dict[str, Any]) -> list[str]:
+    """`record` (a `wire_dict`) as the text blocks it is sent as (see `wire_blocks`)."""
+    if record.get("route") == "native" and isinstance(record.get("content"), str):
+        frame: dict[str, Any] = {}
+        for key, value in record.items():
+            if key == "artifact" and set(value) == {"fingerprint"}:
+                frame["fingerprint"] = value["fingerprint"]  # the version: all a pointer needs beside the path
+            elif key not in _SAID_BY_FILE_BLOCK:
+                frame[key] = value
+        return [_compact(frame), record["content"]]
+    return [_compact(record)]
+
+
+def record_of(blocks: list[str]) -> dict[str, Any]:
+    """The record a tool answer's text blocks carry (`wire_dict`): the JSON frame; a second block is the
+    whole file of a native Preview, its `content`."""
+    record: dict[str, Any] = json.loads(blocks[0])
+    if len(blocks) == 2:
+        record.update(route="native", content=blocks[1])
+        if "fingerprint" in record:
+            record["artifact"] = {"fingerprint": record.pop("fingerprint")}
+    return record
+
+
+def _compact(record: dict[str, Any]) -> str:
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
 
 
 def wire_dict(model: BaseModel) -> dict[str, Any]:
@@ -176,18 +225,30 @@ def _verdict_said_once(pack: dict[str, Any]) -> None:
     """A verdict about the one claim there is says more than its coverage, and names its own pointer; about
     a file held whole, that pointer is the citation."""
     verdict = pack.get("verification")
+    if isinstance(verdict, dict) and pack.get("gate", {}).get("decision") == "native_fit" and not pack["items"]:
+        _held_whole_verdict(pack, verdict)
+        return
     if not isinstance(verdict, dict) or len(pack.get("coverage", [])) != 1:
         return
     pack.pop("coverage", None)
     rest = [p for p in pack.get("already_delivered", []) if p != verdict.get("pointer")]
-    gate = pack.get("gate", {})
-    if gate.get("decision") == "native_fit" and "pointer" in verdict:
-        rest = []
-        gate.pop("reason", None)
     if rest:
         pack["already_delivered"] = rest
     else:
         pack.pop("already_delivered", None)
+
+
+def _held_whole_verdict(pack: dict[str, Any], verdict: dict[str, Any]) -> None:
+    """About a file the agent holds whole, the answer is the verdict: its status and its pointer (the
+    citation). The agent judges with the whole file before it: no reason, gate, ledger or echo."""
+    verdict.pop("reason", None)
+    verdict.pop("diff", None)
+    exposure = pack.get("exposure", {})
+    charged = any(exposure.get(key) for key in _ZERO_BY_DEFAULT)
+    for key in ("action", "coverage", "unresolved", "already_delivered", "scope", "gate", "next", "episode"):
+        pack.pop(key, None)
+    if not charged:
+        pack.pop("exposure", None)
 
 
 def _defaults_and_routine_left_out(pack: dict[str, Any]) -> None:
@@ -210,17 +271,29 @@ def _defaults_and_routine_left_out(pack: dict[str, Any]) -> None:
     elif isinstance(selection, dict):
         selection.pop("reason", None)
     ordinary = isinstance(gate, dict) and gate.get("decision") == "sparse" and "reason" not in gate
-    if ordinary and items and "selection" not in pack:
-        pack.pop("scope", None)  # an ordinary batch: which reader and method found it changes nothing
+    if ordinary and items:
+        pack.pop("scope", None)  # an ordinary batch: `selection`, when said, names reader and method
+    _one_slot_said_once(pack)
     scores = [i.get("score", 0.0) for i in items]
     if scores == sorted(scores, reverse=True):  # best first: the order says what the scores would
         for item in items:
             item.pop("score", None)
 
 
+def _one_slot_said_once(pack: dict[str, Any]) -> None:
+    """In a one-slot answer whose every item names that slot, the items do not say it again."""
+    items: list[dict[str, Any]] = pack["items"]
+    coverage = pack.get("coverage", [])
+    if len(coverage) == 1 and items and all(i.get("slots") == [coverage[0]["slot"]] for i in items):
+        for item in items:
+            del item["slots"]
+
+
 def _episode_named_by_pointers(pack: dict[str, Any]) -> None:
     """The episode's id; its objective is the agent's own, its file and version where no pointer names them."""
-    episode = pack["episode"]
+    episode = pack.get("episode")
+    if episode is None:
+        return  # a verdict about a file held whole
     episode.pop("objective", None)
     artifact = episode.get("artifact", {})
     prefix = f"{artifact.get('path')}@sha256:{artifact.get('fingerprint')}#"

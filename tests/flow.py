@@ -6,6 +6,9 @@ from typing import Any
 
 from conftest import source_at
 from mcp import Client
+from mcp.types import TextContent
+
+from sparseread_mcp.wire import record_of
 
 
 async def call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -15,10 +18,13 @@ async def call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str
         arguments = {**arguments, "session": handle}
     result = await client.call_tool(tool, arguments)
     assert not result.is_error, result.content
-    assert result.structured_content is not None
-    if result.structured_content.get("session"):
-        HANDLES[id(client)] = result.structured_content["session"]
-    return result.structured_content
+    blocks = [b.text for b in result.content if isinstance(b, TextContent)]
+    # One JSON record, with its structured copy; or a native preview's frame and file, with none.
+    record = result.structured_content if len(blocks) == 1 else record_of(blocks)
+    assert record is not None
+    if record.get("session"):
+        HANDLES[id(client)] = record["session"]
+    return record
 
 
 HANDLES: dict[int, str] = {}

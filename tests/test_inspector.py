@@ -47,7 +47,10 @@ def test_the_inspector_lists_the_tools_and_calls_sro_preview(tmp_path: Path) -> 
         tmp_path, "--method", "tools/call", "--tool-name", "sro_preview", "--tool-arg", "path=contract.md"
     )
     assert not called.get("isError")
-    preview = called["structuredContent"]
-    # A small file: the whole file, with its version beside it (the path is the one the call named).
-    assert preview["route"] == "native" and "ZEBRA-RENEWAL-7731" in preview["content"]  # type: ignore[index]
-    assert len(preview["artifact"]["fingerprint"]) == 12  # type: ignore[index]
+    # A small file: a frame with its version (the path is the one the call named), then the whole file
+    # verbatim in a text block of its own; no structured copy, which would carry the file escaped again.
+    assert "structuredContent" not in called
+    frame, whole = called["content"]  # type: ignore[misc]
+    assert frame["type"] == whole["type"] == "text"
+    assert len(json.loads(frame["text"])["fingerprint"]) == 12
+    assert "ZEBRA-RENEWAL-7731" in whole["text"] and whole["text"] == (tmp_path / "contract.md").read_text()

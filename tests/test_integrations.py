@@ -19,9 +19,11 @@ import anyio
 import pytest
 from conftest import FIXTURES, REPO
 from mcp import Client, StdioServerParameters
+from mcp.types import TextContent
 from needs import missing
 
 from sparseread_mcp import Settings
+from sparseread_mcp.wire import record_of
 
 pytestmark = pytest.mark.anyio
 CONFIGS = REPO / "integrations"
@@ -102,4 +104,6 @@ async def test_the_exact_command_of_every_configuration_starts_the_server(tmp_pa
                 tools = {t.name for t in (await client.list_tools()).tools}
                 preview = await client.call_tool("sro_preview", {"path": "contract.md"})
         assert tools >= TOOLS, names
-        assert preview.structured_content and "ZEBRA-RENEWAL-7731" in preview.structured_content["content"], names
+        # A small file: its frame, then the whole file as a text block of its own.
+        blocks = [b.text for b in preview.content if isinstance(b, TextContent)]
+        assert "ZEBRA-RENEWAL-7731" in record_of(blocks)["content"], names

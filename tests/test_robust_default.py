@@ -85,7 +85,7 @@ def test_a_live_read_names_the_robust_default_its_reliability_and_what_next(tmp_
     pack = engine.read("s", ReadRequest(target="contract.txt", intent=Intent(goal="What is the renewal term?")))
     assert pack.gate.decision == "sparse" and pack.items and pack.selection is not None
     assert pack.selection.configuration == "text x bm25 x snippets" and pack.selection.reliability is not None
-    assert any("selection.reliability" in hint and "view='full'" in hint for hint in pack.next)
+    assert any("reliability" in hint and "view='full'" in hint for hint in pack.next)
     assert any("renewal term" in item.text for item in pack.items)
     assert pack.exposure.payload_chars < len(text) // 10
 

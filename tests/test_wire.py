@@ -26,7 +26,7 @@ from sparseread_mcp.models import (
 )
 from sparseread_mcp.serve.server import create_server
 from sparseread_mcp.tokens import TokenCounter
-from sparseread_mcp.wire import PROTOCOL, wire_dict, wire_json
+from sparseread_mcp.wire import PROTOCOL, record_of, wire_blocks, wire_dict, wire_json
 
 pytestmark = pytest.mark.anyio
 
@@ -59,10 +59,15 @@ def empties(value: object, path: str = "$") -> list[str]:
 def record(result: CallToolResult) -> dict[str, Any]:
     """The answer's record, checked to be the same as text and as structured copy."""
     assert not result.is_error, result.content
-    [block] = result.content
-    assert isinstance(block, TextContent)
-    body: dict[str, Any] = json.loads(block.text)
-    assert body == result.structured_content  # whichever a client gives its model, it is the same record
+    blocks = [b.text for b in result.content if isinstance(b, TextContent)]
+    assert blocks and len(blocks) == len(result.content)
+    body = record_of(blocks)
+    if len(blocks) == 1:
+        assert body == result.structured_content  # whichever a client gives its model, it is the same record
+    else:  # a native preview: its frame, then the file verbatim; no structured copy would escape it again
+        assert len(blocks) == 2 and body["route"] == "native" and result.structured_content is None
+        assert "content" not in json.loads(blocks[0]) and blocks[1] == body["content"]
+        assert "route" not in json.loads(blocks[0])  # the file block says it
     return body
 
 
@@ -81,6 +86,11 @@ async def every_answer(client: Client) -> list[tuple[str, CallToolResult]]:
     calls: list[tuple[str, str, dict[str, Any]]] = [
         ("preview sparse", "sro_preview", {"path": "manual.md", "intent": {"goal": "glacier survey"}}),
         ("preview native", "sro_preview", {"path": "contract.md"}),
+        (
+            "verify held",
+            "sro_read",
+            {"target": "contract.md", "action": "verify", "intent": {"goal": "no such clause qqzx"}},
+        ),
         ("preview folder", "sro_preview", {"path": "."}),
         ("scout", "sro_read", {"target": "manual.md", "action": "scout"}),
         ("focus", "sro_read", {"target": "manual.md", "intent": {"goal": "glacier survey"}}),
@@ -157,9 +167,9 @@ async def test_no_answer_of_any_tool_carries_a_null_or_empty_field(tmp_path: Pat
         if label == "compact":
             body.pop("messages")  # the history comes back as given, empty strings and all
         assert not empties(body), f"{label}: {empties(body)}"
-        if "tokens" in body:  # what an answer says it costs is what its text costs
-            text = result.content[0].text  # type: ignore[union-attr]
-            assert body["tokens"] == counter.count(text), label
+        if "tokens" in body:  # what an answer says it costs is what its text blocks cost
+            blocks = [b.text for b in result.content if isinstance(b, TextContent)]
+            assert body["tokens"] == sum(counter.count(b) for b in blocks), label
 
 
 async def test_an_item_says_its_anchor_and_lines_once_in_its_pointer(tmp_path: Path) -> None:
@@ -177,7 +187,8 @@ async def test_an_item_says_its_anchor_and_lines_once_in_its_pointer(tmp_path: P
         assert "lines" not in item  # a line anchor says them
     # The slot's pointers are this answer's items, which name the slot themselves.
     assert [c["slot"] for c in focus["coverage"]] == ["goal"] and "pointers" not in focus["coverage"][0]
-    assert all(item["slots"] == ["goal"] for item in focus["items"])
+    # A one-slot answer whose every item serves that slot does not say it on each item.
+    assert all("slots" not in item for item in focus["items"])
     assert set(focus["episode"]) == {"id"}  # the pointers name the file and its version; the goal is ours
     # `scope` names reader and method: a selection is said only for the robust default, with its reliability.
     assert set(focus.get("selection", {"reliability": 1})) <= {"configuration", "reliability"}
@@ -245,6 +256,36 @@ def test_the_wire_keeps_what_differs_from_the_default_and_drops_what_repeats() -
     assert "view" not in wire and "truncated" not in wire and "generated" not in wire
     odd = pack.model_copy(update={"unresolved": ["a", "b"]})  # not derivable: said
     assert wire_dict(odd)["unresolved"] == ["a", "b"]
+
+
+def test_a_one_slot_answer_names_its_slot_on_items_only_where_some_do_not_serve_it() -> None:
+    pointers = [f"a.md@sha256:0123456789ab#L{n}" for n in (3, 9)]
+
+    def pack(slots: list[list[str]]) -> EvidencePack:
+        items = [
+            EvidenceItem(pointer=p, anchor=p.split("#")[1], lines=None, page=None, text="t", score=0.0, slots=s)
+            for p, s in zip(pointers, slots, strict=True)
+        ]
+        return EvidencePack(
+            episode=_episode("f" * 64),
+            action="focus",
+            view="snippets",
+            items=items,
+            coverage=[SlotCoverage(slot="goal", status="partial", pointers=pointers)],
+            unresolved=["goal"],
+            scope="text reader; located with bm25",
+            exposure=_ledger(5, 2, 5),
+            gate=Gate(decision="sparse", reason="sparse read: 2 passage(s) within E <= L"),
+            truncated=False,
+            tokens=50,
+        )
+
+    every = wire_dict(pack([["goal"], ["goal"]]))
+    assert all("slots" not in item for item in every["items"])  # the coverage entry says it once
+    assert every["coverage"] == [{"slot": "goal", "status": "partial"}] and "scope" not in every
+    some = wire_dict(pack([["goal"], []]))
+    assert [item.get("slots") for item in some["items"]] == [["goal"], None]  # which item serves it: said
+    assert some["coverage"] == [{"slot": "goal", "status": "partial"}]
 
 
 async def test_tool_schemas_stay_within_their_token_budget(tmp_path: Path) -> None:
@@ -332,12 +373,15 @@ def test_a_verdict_on_a_file_held_whole_says_its_pointer_once_and_no_zero_counts
         already_delivered=[where, other],
     )
     wire = wire_dict(pack)
-    assert wire["verification"] == {"status": "supported", "reason": "r", "pointer": where}
-    assert "coverage" not in wire and "already_delivered" not in wire  # held whole: the verdict cites
-    sparse = pack.model_copy(update={"gate": Gate(decision="sparse", reason="x")})
-    assert wire_dict(sparse)["already_delivered"] == [other]  # the verdict names `where`; `other` is news
-    assert wire["exposure"] == {"L": 90, "L_tokens": 20}  # nothing charged: the counts are 0
-    assert "artifact" not in wire["episode"]  # the pointers name the file and its version
+    # Held whole: the answer is the verdict, its pointer the citation; the agent judges with the file.
+    assert wire == {"verification": {"status": "supported", "pointer": where}}
+    sparse = wire_dict(pack.model_copy(update={"gate": Gate(decision="sparse", reason="x")}))
+    assert sparse["verification"] == {"status": "supported", "reason": "r", "pointer": where}
+    assert sparse["already_delivered"] == [other]  # the verdict names `where`; `other` is news
+    assert sparse["exposure"] == {"L": 90, "L_tokens": 20}  # nothing charged: the counts are 0
+    assert "artifact" not in sparse["episode"]  # the pointers name the file and its version
+    charged = pack.model_copy(update={"exposure": _ledger(0, 0, 30)})
+    assert wire_dict(charged)["exposure"] == {"E": 30, "L": 90, "L_tokens": 20}  # a count that is news stays
 
 
 def test_a_small_file_comes_back_whole_with_a_minimal_frame(tmp_path: Path) -> None:
@@ -347,7 +391,29 @@ def test_a_small_file_comes_back_whole_with_a_minimal_frame(tmp_path: Path) -> N
     preview = engine.preview("s", "notes.md", None, 2_000)
     wire = wire_dict(preview)
     assert wire["content"] == text and wire["route"] == "native"
-    assert set(wire) == {"protocol", "artifact", "L_tokens", "route", "content", "tokens"}
+    assert set(wire) == {"protocol", "artifact", "route", "content", "tokens"}  # the file says its size
     assert set(wire["artifact"]) == {"fingerprint"}  # what a pointer needs beside the agent's own path
-    frame = engine.counter.count(wire_json(preview)) - engine.counter.count(text)
-    assert frame <= 50, frame
+    frame, whole = wire_blocks(preview)
+    # The frame: the protocol, the version pointers carry, and what the answer costs; the file says the rest.
+    assert whole == text and list(json.loads(frame)) == ["protocol", "fingerprint", "tokens"]
+    assert record_of([frame, whole]) == wire  # what a client reads back is the whole record
+    sent = engine.counter.count(frame) + engine.counter.count(whole)
+    assert preview.tokens == sent and sent - engine.counter.count(text) <= 32, sent
+
+
+async def test_a_small_file_costs_one_read_and_a_verdict_on_it_costs_its_pointer(tmp_path: Path) -> None:
+    settings = Settings(roots=(project(tmp_path),))
+    counter = TokenCounter(settings.tokenizer)
+    text = (tmp_path / "files" / "contract.md").read_text()
+    async with Client(create_server(settings)) as client:
+        preview = await client.call_tool("sro_preview", {"path": "contract.md"})
+        claim = {"target": "contract.md", "action": "verify", "intent": {"goal": "ninety (90) days"}}
+        verdict = record(await client.call_tool("sro_read", claim))
+    frame, whole = [b.text for b in preview.content if isinstance(b, TextContent)]
+    assert whole == text  # verbatim: no JSON escaping, what one read of the file costs
+    assert counter.count(frame) <= 24, frame
+    fingerprint = json.loads(frame)["fingerprint"]
+    assert set(verdict) == {"verification", "tokens"} and verdict["verification"]["status"] == "supported"
+    pointer = verdict["verification"]["pointer"]
+    assert pointer.startswith(f"contract.md@sha256:{fingerprint}#L")  # the citation, built as the skill says
+    assert verdict["tokens"] - counter.count(pointer) <= 20

@@ -44,11 +44,8 @@ def located_pack(read: FileRead, *, selection: Policy, locators: LocatorSet, pas
     extras = replace(extras, selection=chosen)
     if choice.robust:
         low = choice.reliability is None or choice.reliability < TAU
-        why = "below the calibrated reliability threshold" if low else "from calibration on other files"
-        extras = extras.hinted(
-            f"this sparse answer is {why} (see selection.reliability): if the evidence is not here, "
-            "refine, add needles, or ask view='full' (its pages begin at the best match)"
-        )
+        why = "low reliability" if low else "reliability from other files"
+        extras = extras.hinted(f"{why}: if the evidence is not here, refine, add needles or view='full'")
     locator = locators.get(choice.configuration.location)
     form = choice.configuration.exposure
     max_chars = actions.exposure_chars(intent, passage_chars)

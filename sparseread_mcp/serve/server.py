@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import gc
-import json
 import logging
 import re
 import secrets
@@ -33,7 +32,7 @@ from ..gate.respond import handle_reserve
 from ..models import Intent
 from ..tokens import TokenCounter, stamp_tokens
 from ..vocabulary import CARD_TOOL, COMPACT_TOOL, PREVIEW_TOOL, READ_TOOL, Action, View
-from ..wire import wire_dict
+from ..wire import record_blocks, wire_dict
 
 logger = logging.getLogger(__name__)
 
@@ -285,10 +284,14 @@ def _result(model: BaseModel) -> CallToolResult:
     as the same structured copy. Claude Code, OpenCode and Codex give the model the structured copy when
     there is one, other clients the text: both are the record, so no client's model pays for more. Tools
     declare no output schema: no client shows one to the model, and the record leaves out empty fields
-    that a schema generated from the models would require."""
+    that a schema generated from the models would require. A native Preview is two text blocks and no
+    structured copy: its frame, then the whole file verbatim (every client passes text blocks on)."""
     record = wire_dict(model)
-    text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=record)
+    blocks = record_blocks(record)
+    content = [TextContent(type="text", text=block) for block in blocks]
+    if len(blocks) > 1:  # a native Preview: the file as its own block; a structured copy would escape it
+        return CallToolResult(content=content)
+    return CallToolResult(content=content, structured_content=record)
 
 
 def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MCPServer:
@@ -306,7 +309,7 @@ def _add_reading_tools(server: MCPServer, engine: ReadEngine, settings: Settings
     @server.tool(
         name=PREVIEW_TOOL,
         description="First look at a file or folder: length L, outline, samples, and the route: native (the "
-        "whole file is here) or sparse (read it with sro_read).",
+        "whole file follows, verbatim) or sparse (read it with sro_read).",
         annotations=_READ_ONLY,
     )
     async def sro_preview(

@@ -16,8 +16,12 @@ first, then collect, refine, verify before citing" does:
 
 Tokens received = the text content of every tool result (the compact JSON the model reads), counted with
 the server's tokenizer; the counterfactual is one full read of the document, counted the same way.
-Hit = the evidence returned (every item of every result, or the whole document when it was delivered)
-covers at least 80% of the gold characters. The 2L bound: for every episode, the sparse characters E
+Hit = the evidence the agent read before it verified (every item of the preview and of every read, or
+the whole document when it was delivered) covers at least 80% of the gold characters. The passages
+`verify` returns do not count: the claim it checks is the gold answer, which a real agent would only have
+derived from what it read (on `contracts` the answer *is* the gold clause, so counting them scored the
+answer key, not the reading); `hit w/ verify` reports the old, leaky figure beside it.
+The 2L bound: for every episode, the sparse characters E
 plus the full-view characters delivered must stay within 2 x L, read from each pack's ledger, summed
 independently from the payloads, and read again from `sro_card(trace=true)`; a breach raises.
 `sro_card` and `list_tools` are instrumentation, not counted (the tool schemas are reported once).
@@ -102,6 +106,7 @@ class AgentRun:
     steps: dict[str, int] = field(default_factory=dict)  # tokens received per step: preview, read, verify
     errors: list[str] = field(default_factory=list)
     spans: list[tuple[int, int]] = field(default_factory=list)
+    verify_spans: list[tuple[int, int]] = field(default_factory=list)  # from the gold claim: not scored
     decisions: list[str] = field(default_factory=list)
     ledgers: dict[str, Ledger] = field(default_factory=dict)
     unplaced: int = 0  # items whose text is nowhere in the source (scored as nothing)
@@ -129,12 +134,12 @@ class AgentRun:
             self.evidence_chars += len(preview["content"])
         self.spans.extend(self._span(item) for item in preview.get("samples", []))
 
-    def take_pack(self, pack: Json) -> None:
+    def take_pack(self, pack: Json, *, verified: bool = False) -> None:
         if "episode" not in pack:  # a verdict about a file held whole: nothing delivered, nothing charged
             self.decisions.append("native_fit")
             return
         self.decisions.append(pack["gate"]["decision"])
-        self.spans.extend(self._span(item) for item in pack.get("items", []))
+        (self.verify_spans if verified else self.spans).extend(self._span(item) for item in pack.get("items", []))
         exposure = pack["exposure"]  # the wire's compact ledger: chars, E, L, full_chars; an absent count is 0
         ledger = self.ledgers.setdefault(pack["episode"]["id"], Ledger(full_view_chars=exposure["L"]))
         reported = exposure.get("E", 0) + exposure.get("full_chars", 0)
@@ -209,7 +214,7 @@ async def agent(client: Client, target: str, question: Json, policy: Policy, see
     verified = seen.receive("verify", await client.call_tool("sro_read", verify_args))
     if verified is None:
         return "error"
-    seen.take_pack(verified)
+    seen.take_pack(verified, verified=True)
     return str((verified.get("verification") or {}).get("status", "none"))
 
 
@@ -233,6 +238,7 @@ async def run_question(docs: Path, question: Json, policy: Policy, mode: str, co
                 seen.take_card(card.structured_content)
     gold = gold_spans(question)
     share = covered(seen.spans, gold) if gold else None
+    leaky = covered(seen.spans + seen.verify_spans, gold) if gold else None
     full = counter.count(text)
     return {
         "qid": question["qid"],
@@ -246,6 +252,7 @@ async def run_question(docs: Path, question: Json, policy: Policy, mode: str, co
         "ratio": seen.tokens / max(1, full),
         "gold_share": share,
         "hit": share is not None and share >= 0.8,
+        "hit_with_verify": leaky is not None and leaky >= 0.8,
         "verify": status,
         "decisions": seen.decisions,
         "errors": seen.errors,
@@ -278,6 +285,7 @@ def summarize(name: str, mode: str, runs: list[Json]) -> Json:
         "median_ratio": med(r["ratio"] for r in runs),
         "total_ratio": sum(r["tokens"] for r in runs) / sum(r["full_tokens"] for r in runs),
         "hit_share": sum(r["hit"] for r in runs) / len(runs),
+        "hit_with_verify_share": sum(r["hit_with_verify"] for r in runs) / len(runs),
         "median_calls": med(r["calls"] for r in runs),
         "median_steps": {k: med(r["steps"].get(k, 0) for r in runs) for k in ("preview", "read", "verify")},
         "verify": dict(Counter(r["verify"] for r in runs)),
@@ -297,7 +305,8 @@ def table(rows: list[Json], policy: Policy, schema_tokens: tuple[int, int]) -> l
         f"Tool schemas (list_tools, paid once per prompt, not counted below): {schema_tokens[0]:,} tokens "
         f"(names, descriptions, input schemas), {schema_tokens[1]:,} with the output schemas.",
         f"{'set':<13}{'mode':<9}{'n':>4}{'native':>8}{'ours med':>10}{'full med':>10}{'ratio':>8}"
-        f"{'med q':>8}{'total':>8}{'hit>=80%':>10}{'calls':>7}{'full':>5}{'fallbk':>7}{'max E/L':>9}{'doc/L':>7}"
+        f"{'med q':>8}{'total':>8}{'hit>=80%':>10}{'w/ verify':>10}{'calls':>7}{'full':>5}{'fallbk':>7}"
+        f"{'max E/L':>9}{'doc/L':>7}"
         "  verify",
     ]
     for r in rows:
@@ -306,12 +315,13 @@ def table(rows: list[Json], policy: Policy, schema_tokens: tuple[int, int]) -> l
             f"{r['set']:<13}{r['mode']:<9}{r['questions']:>4}{100 * r['native_share']:>7.0f}%"
             f"{r['median_tokens']:>10,.0f}{r['median_full_tokens']:>10,.0f}{r['ratio_of_medians']:>8.3f}"
             f"{r['median_ratio']:>8.3f}{r['total_ratio']:>8.3f}{100 * r['hit_share']:>9.0f}%"
-            f"{r['median_calls']:>7.1f}{r['full_view']:>5}{r['fallbacks']:>7}{r['max_episode_ratio']:>9.3f}"
+            f"{100 * r['hit_with_verify_share']:>9.0f}%{r['median_calls']:>7.1f}{r['full_view']:>5}{r['fallbacks']:>7}"
+            f"{r['max_episode_ratio']:>9.3f}"
             f"{r['max_artifact_ratio']:>7.2f}  {verify}"
         )
         lines.append(
             f"{'':<13}{'full read':<9}{r['questions']:>4}{'':>8}{r['median_full_tokens']:>10,.0f}"
-            f"{r['median_full_tokens']:>10,.0f}{1.0:>8.3f}{1.0:>8.3f}{1.0:>8.3f}{100.0:>9.0f}%{1.0:>7.1f}"
+            f"{r['median_full_tokens']:>10,.0f}{1.0:>8.3f}{1.0:>8.3f}{1.0:>8.3f}{100.0:>9.0f}%{100.0:>9.0f}%{1.0:>7.1f}"
         )
     for r in rows:
         if r["errors"] or r["unplaced_items"]:
@@ -327,7 +337,8 @@ def table(rows: list[Json], policy: Policy, schema_tokens: tuple[int, int]) -> l
         )
     lines += [
         "ratio = median ours / median full read; med q = median of per-question ratios; total = sum / sum.",
-        "hit: the evidence returned covers >= 80% of the gold characters (a full read always does).",
+        "hit: the evidence read before verify covers >= 80% of the gold characters (a full read always does); "
+        "w/ verify: counting the passages verify returned for the gold answer too (leaky: not the target).",
         "full / fallbk: questions where a read answered with the full view (the selector's choice, or a cursor "
         "page of it) / where the gate withheld a sparse batch and fell back to it.",
         "max E/L: the largest (sparse + full-view chars) / L of any episode (bound 2); doc/L: all evidence "

@@ -22,6 +22,10 @@ from .session import Episode
 
 #: How much of a ranking an episode keeps for refine: enough to go deep, bounded in memory.
 RANKING_KEPT = 200
+#: A refine on a paged document weighs pages by the scores of this many of the best passages.
+PAGE_VOTES = 30
+#: ... and sends the rest of the best page only when it is at most this many characters (else passages).
+PAGE_REST_CHARS = 8_000
 
 
 ITEMS_BY_WANT = {"fact": 4, "verbatim": 4, "count": 6, "list": 8, "table": 6, "summary": 8}
@@ -133,6 +137,8 @@ def refine(
         if intent is not None and (intent.needles or not ranking):
             ranking = locator.rank(parsed, query_for(intent))
             episode.ranking = ranking[:RANKING_KEPT]
+        if rest := rest_of_best_page(parsed, episode, ranking, slots):
+            return rest
         out.extend(c for c in _top(parsed, ranking, slots, limit=12, cutoff=0.0) if fresh(c))
         for delivered in episode.delivered[:3]:
             out.extend(_neighbours(parsed, (delivered.start, delivered.end), slots, width=1))
@@ -143,6 +149,51 @@ def refine(
             seen.add((c.start, c.end))
             unique.append(c)
     return unique
+
+
+def rest_of_best_page(
+    parsed: ParsedArtifact, episode: Episode, ranking: list[tuple[int, float]], slots: list[Slot]
+) -> list[Candidate]:
+    """On a paged document, what is not yet delivered of the page where the best passages concentrate
+    (the sum of their scores): evidence on a page (a statement, a table) is often the whole page, and
+    passages show only parts of it. Pages already delivered whole, or whose rest is over
+    PAGE_REST_CHARS, give way to the next; empty when the text has no pages or no page qualifies."""
+    lines = parsed.lines
+    if not lines.page_count:
+        return []
+    votes: dict[int, float] = {}
+    for index, score in ranking[:PAGE_VOTES]:
+        if score > 0 and (page := lines.page_of(parsed.passages[index].start)) is not None:
+            votes[page] = votes.get(page, 0.0) + score
+    for page, score in sorted(votes.items(), key=lambda kv: (-kv[1], kv[0])):
+        start, end = lines.page_span(page)
+        gaps = _undelivered(parsed.artifact.text, episode, start, end)
+        rest = sum(e - s for s, e in gaps)
+        if gaps and rest <= PAGE_REST_CHARS:
+            text = parsed.artifact.text
+            return [Candidate(start=s, end=e, score=score, slots=tag_slots(text[s:e], slots)) for s, e in gaps]
+    return []
+
+
+def _undelivered(text: str, episode: Episode, start: int, end: int) -> list[tuple[int, int]]:
+    """The parts of text[start:end] no delivered item covers, trimmed of blanks at either end."""
+    gaps: list[tuple[int, int]] = []
+    cursor = start
+    for d in sorted(episode.delivered, key=lambda d: d.start):
+        if d.end <= cursor or d.start >= end:
+            continue
+        if d.start > cursor:
+            gaps.append((cursor, d.start))
+        cursor = max(cursor, d.end)
+    if cursor < end:
+        gaps.append((cursor, end))
+    trimmed = []
+    for s, e in gaps:
+        piece = text[s:e]
+        lead = len(piece) - len(piece.lstrip())
+        if lead < len(piece):
+            trimmed.append((s + lead, s + len(piece.rstrip())))
+    return trimmed
 
 
 def verify_claim(parsed: ParsedArtifact, claim: str, locator: Locator) -> tuple[list[Candidate], Verification]:

@@ -37,7 +37,7 @@ def run(data: Path, locators: LocatorSet) -> dict[str, Counter[tuple[str, bool]]
     budget = exposure_chars(None, 500)
     counts: dict[str, Counter[tuple[str, bool]]] = defaultdict(Counter)
     for request in requests(data, half="evaluation"):
-        choice = selector.choose(request.group, request.parsed.type, live, paged=bool(request.parsed.lines.page_count))
+        choice = selector.choose(request.group, request.parsed.type, live)
         text = request.parsed.artifact.text
         if choice.configuration == FULL_VIEW:
             spans = [(0, len(text))]

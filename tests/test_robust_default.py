@@ -110,33 +110,3 @@ def test_hybrid_enters_the_table_only_where_it_beats_bm25_on_every_held_out_set(
     kept = calibrate_from(calibration, held_out=rows("big", 20, 10) + rows("small", 12, 10))
     assert "hybrid x snippets" in calibrate_from(calibration, held_out=[]).withheld  # no evidence, no place
     assert kept.withheld == {} and kept.choose(LONG, "text").configuration == "hybrid x snippets"
-
-
-def test_a_paged_documents_robust_choice_reads_one_stretch_of_a_page_a_calibrated_one_stays() -> None:
-    selector = calibrate_from(two_long_sets(big_set_likes="bm25 x windows"))
-    thin = "text|>32k|exact computation"
-    flat, paged = selector.choose(thin, "text"), selector.choose(thin, "text", paged=True)
-    assert flat.configuration == "bm25 x snippets"
-    assert paged.robust and paged.configuration == "bm25 x windows" and "a paged document" in paged.reason
-    # Calibration that trusts a configuration for the group is not overridden by pages.
-    rows = [
-        answered(s, LONG, 90_000, {"bm25 x snippets": True, "bm25 x windows": i < 10}) for s in "ab" for i in range(40)
-    ]
-    trusted = calibrate_from(rows).choose(LONG, "text", paged=True)
-    assert not trusted.robust and trusted.configuration == "bm25 x snippets"
-    # The full view is never turned into windows.
-    never = [answered(s, LONG, 90_000, {"bm25 x snippets": False}) for s in "ab" for _ in range(40)]
-    assert calibrate_from(never).choose(LONG, "text", paged=True).configuration == FULL_VIEW
-
-
-def test_a_paged_file_is_read_in_windows_by_the_live_policy(tmp_path: Path) -> None:
-    pages = [f"Page {n} " + " ".join(f"filler{n}x{k} words here." for k in range(200)) for n in range(30)]
-    pages[17] = "Consolidated statement of cash flows. " + pages[17]
-    (tmp_path / "filing.txt").write_text("\n\f".join(pages))
-    engine = ReadEngine(Settings(roots=(tmp_path,)))
-    intent = Intent(goal="statement of cash flows")
-    pack = engine.read("s", ReadRequest(target="filing.txt", intent=intent))
-    assert pack.selection is not None and pack.selection.configuration.endswith("x windows")
-    (tmp_path / "flat.txt").write_text("\n".join(pages))
-    flat = engine.read("s", ReadRequest(target="flat.txt", intent=intent))
-    assert flat.selection is not None and not flat.selection.configuration.endswith("x windows")

@@ -130,8 +130,6 @@ class Answered:
     full_chars: int
     results: dict[Configuration, tuple[bool, int]]
     qid: str = ""
-    #: The document has pages (the selector reads a paged document's robust choice in pages).
-    paged: bool = False
 
     @property
     def long(self) -> bool:
@@ -145,14 +143,7 @@ def answer_all(request: Request, locators: LocatorSet, max_chars: int) -> Answer
             configuration = Configuration(method, form)
             spans, share = answer(request, locators, configuration, max_chars)
             results[configuration] = (share >= SUCCESS_SHARE, sum(e - s for s, e in spans))
-    return Answered(
-        request.set_name,
-        request.group,
-        len(request.parsed.artifact.text),
-        results,
-        request.qid,
-        paged=bool(request.parsed.lines.page_count),
-    )
+    return Answered(request.set_name, request.group, len(request.parsed.artifact.text), results, request.qid)
 
 
 def calibrate(data: Path, *, passage_chars: int = 500, locators: LocatorSet | None = None) -> Selector:

@@ -25,7 +25,7 @@ import json
 import math
 import threading
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..vocabulary import LocationMethod
@@ -145,30 +145,10 @@ class Selector:
         self.robust_all = {parse(c): r for c, r in self.robust_all.items()}
         self.withheld = {parse(c): why for c, why in self.withheld.items()}
 
-    def choose(
-        self, group: str, artifact_type: str, methods: Collection[str] | None = None, *, paged: bool = False
-    ) -> Choice:
+    def choose(self, group: str, artifact_type: str, methods: Collection[str] | None = None) -> Choice:
         """The cheapest configuration whose reliability clears tau, among those whose method is in
-        `methods` (what this installation can run; all when None). On a `paged` document (PDF pages,
-        form feeds) a robust choice reads in pages: see `in_pages`."""
-        choice = self._choose(group, artifact_type, methods)
-        return self.in_pages(choice) if paged else choice
+        `methods` (what this installation can run; all when None)."""
 
-    def in_pages(self, choice: Choice) -> Choice:
-        """A robust choice (not one calibration trusts) on a paged document: the same method with the
-        `windows` form, which grows one contiguous stretch of the best hit's page. Evidence on a page (a
-        statement, a table) is the page more often than scattered passages; a calibrated choice stays."""
-        name = choice.configuration
-        if not choice.robust or name == FULL_VIEW or name.form not in ("snippets", "context"):
-            return choice
-        windows = Configuration.named(name.location, "windows")
-        with self._lock:
-            stats = self.groups.get(choice.group, {}).get(windows)
-        reliability = round(stats.reliability, 3) if stats is not None and stats.trials else choice.reliability
-        reason = f"{choice.reason}; a paged document: {windows}, one stretch of the best hit's page"
-        return replace(choice, configuration=windows, reason=reason, reliability=reliability)
-
-    def _choose(self, group: str, artifact_type: str, methods: Collection[str] | None) -> Choice:
         def runnable(name: Configuration) -> bool:
             return methods is None or name == FULL_VIEW or name.method in methods
 

@@ -85,6 +85,12 @@ def source_at(text: str, anchor: str) -> str:
     if m := re.fullmatch(r"L(\d+):C(\d+)-C(\d+)", anchor):
         line, first, last = (int(g) for g in m.groups())
         return lines[line - 1][first - 1 : last]
+    if m := re.fullmatch(r"L(\d+):C(\d+)-L(\d+):C(\d+)", anchor):  # from a column of one line to one of a later
+        first, start, last, end = (int(g) for g in m.groups())
+        picked = lines[first - 1 : last]
+        picked[-1] = picked[-1][:end]
+        picked[0] = picked[0][start - 1 :]
+        return "\n".join(picked)
     if m := re.fullmatch(r"L(\d+)(?:-L(\d+))?", anchor):
         first = int(m.group(1))
         last = int(m.group(2) or first)

@@ -37,7 +37,7 @@ from .preview import binary_card, build_preview
 from .protocol import actions
 from .protocol.card import build_card
 from .protocol.coverage import episode_coverage
-from .protocol.intents import effective_intent, objective_of
+from .protocol.intents import effective_intent, objective_of, says_what_to_locate
 from .protocol.pointers import anchored_span, gone_pack, verify_pointer
 from .protocol.session import Episode, Session
 from .readers.base import ParsedArtifact, Reader, parsed_bytes
@@ -421,7 +421,7 @@ class ReadEngine:
     def _delivery(
         self, parsed: ParsedArtifact, episode: Episode, intent: Intent | None, budget: int, action: str, view: str
     ) -> Delivery:
-        located = intent if intent is not None and (intent.goal or intent.slots or intent.needles) else None
+        located = intent if says_what_to_locate(intent) else None
         return Delivery(
             parsed=parsed,
             episode=episode,
@@ -435,7 +435,7 @@ class ReadEngine:
         )
 
     def _coverage_fn(self, parsed: ParsedArtifact, episode: Episode, intent: Intent | None) -> CoverageFn:
-        slots = actions.slots_of(intent) if intent and (intent.goal or intent.slots or intent.needles) else []
+        slots = actions.slots_of(intent) if says_what_to_locate(intent) else []
         return episode_coverage(parsed, episode, slots, unit_limit=2 * self.settings.passage_chars)
 
     def _scope(self, parsed: ParsedArtifact) -> str:

@@ -15,6 +15,7 @@ from hypothesis import settings as hypothesis_settings
 from needs import missing
 
 from sparseread_mcp import ReadEngine, Settings
+from sparseread_mcp.models import EvidencePack
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).resolve().parent.parent
@@ -77,6 +78,17 @@ def anyio_backend() -> str:
 @pytest.fixture
 def engine(tmp_path: Path) -> ReadEngine:
     return ReadEngine(Settings(roots=(tmp_path,)))
+
+
+def item_spans(text: str, packs: list[EvidencePack]) -> list[tuple[int, int]]:
+    """Where each item of `packs` stands in `text`, found by its text (which must occur once)."""
+    spans = []
+    for pack in packs:
+        for item in pack.items:
+            start = text.find(item.text)
+            assert start >= 0 and text.find(item.text, start + 1) < 0, "item texts are unique in this document"
+            spans.append((start, start + len(item.text)))
+    return spans
 
 
 def source_at(text: str, anchor: str) -> str:

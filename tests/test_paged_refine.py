@@ -9,6 +9,7 @@ import random
 from pathlib import Path
 
 import pytest
+from conftest import item_spans
 
 from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
 from sparseread_mcp.models import EvidencePack, Slot
@@ -70,27 +71,17 @@ def collect_then_refine(engine: ReadEngine, refines: int) -> list[EvidencePack]:
     return packs
 
 
-def delivered(text: str, packs: list[EvidencePack]) -> list[tuple[int, int]]:
-    spans = []
-    for pack in packs:
-        for item in pack.items:
-            start = text.find(item.text)
-            assert start >= 0 and text.find(item.text, start + 1) < 0, "item texts are unique here"
-            spans.append((start, start + len(item.text)))
-    return spans
-
-
 def test_a_refine_after_a_collect_sends_the_rest_of_the_best_page(tmp_path: Path) -> None:
     text, statement = paged_document()
     engine = engine_for(tmp_path, text)
     packs = collect_then_refine(engine, refines=1)
     assert all(p.gate.decision == "sparse" for p in packs)
     start, end = engine.open("filing.txt").lines.page_span(statement)
-    shown = delivered(text, packs)
+    shown = item_spans(text, packs)
     covered = {i for s, e in shown for i in range(s, e)}
     missing = [i for i in range(start, end) if not text[i].isspace() and i not in covered]
     assert not missing, f"{len(missing)} characters of the statement page not sent"
-    before = {i for s, e in delivered(text, packs[:1]) for i in range(s, e)}
+    before = {i for s, e in item_spans(text, packs[:1]) for i in range(s, e)}
     assert any(i not in before for i in range(start, end) if not text[i].isspace()), "the collect sent it all"
 
 
@@ -98,10 +89,10 @@ def test_later_refines_move_to_other_pages_and_never_resend(tmp_path: Path) -> N
     text, _ = paged_document()
     engine = engine_for(tmp_path, text)
     packs = collect_then_refine(engine, refines=3)
-    shown = sorted(delivered(text, packs))
+    shown = sorted(item_spans(text, packs))
     assert all(a[1] <= b[0] for a, b in itertools.pairwise(shown)), "a character was sent twice"
     parsed = engine.open("filing.txt")
-    pages = [{parsed.lines.page_of(s) for s, _ in delivered(text, [p])} for p in packs[1:3]]
+    pages = [{parsed.lines.page_of(s) for s, _ in item_spans(text, [p])} for p in packs[1:3]]
     assert pages[0] == {11} and 4 in pages[1], pages
 
 
@@ -115,8 +106,8 @@ def test_without_pages_a_refine_reads_with_the_session_goal_not_only_neighbours(
     def passages(spans: list[tuple[int, int]]) -> set[int]:
         return {p.index for s, e in spans for p in parsed.passages if p.start < e and s < p.end}
 
-    collected = passages(delivered(flat, packs[:1]))
-    refined = passages(delivered(flat, packs[1:]))
+    collected = passages(item_spans(flat, packs[:1]))
+    refined = passages(item_spans(flat, packs[1:]))
     neighbours = {i + k for i in collected for k in (-1, 1)}
     assert refined - neighbours, "a refine that states no goal offered only neighbours"
 
@@ -126,5 +117,5 @@ def test_a_page_too_large_to_send_gives_way_to_passages(tmp_path: Path, monkeypa
     engine = engine_for(tmp_path, text)
     monkeypatch.setattr(actions, "PAGE_REST_CHARS", 200)
     packs = collect_then_refine(engine, refines=1)
-    refined = delivered(text, packs[1:])
+    refined = item_spans(text, packs[1:])
     assert refined and all(e - s <= 2 * engine.settings.passage_chars for s, e in refined)

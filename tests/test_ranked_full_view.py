@@ -9,10 +9,11 @@ import random
 from pathlib import Path
 
 import pytest
+from conftest import item_spans
 
 from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
 from sparseread_mcp.errors import IntentError
-from sparseread_mcp.models import EvidencePack, Slot
+from sparseread_mcp.models import Slot
 from sparseread_mcp.protocol.intents import query_for
 from sparseread_mcp.select.configuration import FULL_VIEW
 from sparseread_mcp.select.policy import Policy
@@ -57,16 +58,6 @@ def best_passage(engine: ReadEngine, intent: Intent) -> str:
     return parsed.artifact.text[passage.start : passage.end]
 
 
-def spans_of(text: str, packs: list[EvidencePack]) -> list[tuple[int, int]]:
-    spans = []
-    for pack in packs:
-        for item in pack.items:
-            start = text.find(item.text)
-            assert start >= 0 and text.find(item.text, start + 1) < 0, "item texts are unique in this document"
-            spans.append((start, start + len(item.text)))
-    return spans
-
-
 def test_page_one_of_a_single_line_full_view_holds_the_best_passage(tmp_path: Path) -> None:
     text = single_line_document()
     assert "\n" not in text and 75_000 <= len(text) <= 85_000
@@ -106,7 +97,7 @@ def test_focus_collect_and_refine_in_one_episode_never_send_a_character_twice(tm
     assert len({p.episode.id for p in packs}) == 1
     assert all(p.items for p in packs), "each call sends something new, not 'continue with the cursor'"
     assert "zeppelin hangar" in collect.items[0].text  # the collect's page begins at its own best match
-    spans = sorted(spans_of(text, packs))
+    spans = sorted(item_spans(text, packs))
     assert all(a_end <= b_start for (_, a_end), (b_start, _) in itertools.pairwise(spans))
     # The rest comes with the cursor, still never twice; the whole episode stays within 2L.
     pages = list(packs)
@@ -114,7 +105,7 @@ def test_focus_collect_and_refine_in_one_episode_never_send_a_character_twice(tm
     while cursor:
         pages.append(engine.read("s", ReadRequest(target="article.txt", cursor=cursor, budget_tokens=3000)))
         cursor = pages[-1].cursor
-    spans = sorted(spans_of(text, pages))
+    spans = sorted(item_spans(text, pages))
     assert all(a_end <= b_start for (_, a_end), (b_start, _) in itertools.pairwise(spans))
     assert "".join(text[s:e] for s, e in spans).replace(" ", "") == text.replace(" ", "")
     last = pages[-1].exposure
@@ -147,7 +138,7 @@ def test_ranked_pages_of_a_multi_line_file_stay_whole_lines_and_cover_it_once(tm
         for item in page.items:  # whole lines: every page's pointer names exactly its text
             shown = item.text.rstrip("\n").split("\n")  # the last page keeps the file's final newline
             assert shown[0] in lines and shown[-1] in lines
-    spans = sorted(spans_of(text, pages))
+    spans = sorted(item_spans(text, pages))
     assert all(a_end <= b_start for (_, a_end), (b_start, _) in itertools.pairwise(spans))
     assert "".join(text[s:e] for s, e in spans).replace("\n", "") == text.replace("\n", "")
 
@@ -162,7 +153,7 @@ def test_an_earlier_cursor_stays_live_and_never_resends(tmp_path: Path) -> None:
     )
     assert focus.cursor and refine.items and "zeppelin" in refine.items[0].text
     later = engine.read("s", ReadRequest(target="article.txt", cursor=focus.cursor, budget_tokens=3000))
-    spans = sorted(spans_of(text, [focus, refine, later]))
+    spans = sorted(item_spans(text, [focus, refine, later]))
     assert all(a_end <= b_start for (_, a_end), (b_start, _) in itertools.pairwise(spans))
     with pytest.raises(IntentError):
         engine.read("s", ReadRequest(target="article.txt", cursor=f"{focus.episode.id}:{'9' * 5000}"))

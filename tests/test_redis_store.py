@@ -98,7 +98,7 @@ def _store(url: str, **options: int) -> RedisSessionStore:
     return RedisSessionStore(redis.Redis.from_url(server, decode_responses=True), prefix=prefix, **options)
 
 
-def _episode(session: Session, path: str = "a.md") -> Episode:
+def add_episode(session: Session, path: str = "a.md") -> Episode:
     episode = Episode(
         id=session.new_episode_id(),
         path=path,
@@ -125,7 +125,7 @@ def test_a_session_round_trips_through_redis(url: str) -> None:
     session = writer.get("k")
     session.intent = Intent(goal="turbine harbor", slots=[Slot(id="rate", question="which rate?")])
     session.seen["a.md"] = "f" * 64
-    episode = _episode(session)
+    episode = add_episode(session)
     _deliver(episode, 10, 90)
     episode.ranking = [(3, 0.5), (7, 0.25)]
     episode.full_view_next = 120
@@ -139,7 +139,7 @@ def test_a_session_round_trips_through_redis(url: str) -> None:
 def test_a_replica_sees_another_replicas_later_writes(url: str) -> None:
     a, b = _store(url), _store(url)
     first = a.get("k")
-    _episode(first)
+    add_episode(first)
     a.commit(first)
     on_b = b.get("k")
     _deliver(next(iter(on_b.episodes.values())), 0, 40)
@@ -152,14 +152,14 @@ def test_a_replica_sees_another_replicas_later_writes(url: str) -> None:
 def test_concurrent_writes_to_one_session_merge_without_losing_exposure(url: str) -> None:
     a, b = _store(url), _store(url)
     base = a.get("k")
-    shared = _episode(base)
+    shared = add_episode(base)
     a.commit(base)
     on_a, on_b = a.get("k"), b.get("k")
     # Both replicas serve a call on the same session at once: each delivers an item of the shared
     # episode and opens an episode of its own; B commits second, on a version that has moved.
     _deliver(on_a.episodes[shared.id], 0, 100)
     _deliver(on_b.episodes[shared.id], 200, 260)
-    only_a, only_b = _episode(on_a, "a2.md"), _episode(on_b, "b2.md")
+    only_a, only_b = add_episode(on_a, "a2.md"), add_episode(on_b, "b2.md")
     a.commit(on_a)
     b.commit(on_b)
     assert b.merges == 1
@@ -174,7 +174,7 @@ def test_concurrent_writes_to_one_session_merge_without_losing_exposure(url: str
 def test_racing_replicas_never_lose_an_item(url: str) -> None:
     seed = _store(url)
     session = seed.get("k")
-    episode_id = _episode(session).id
+    episode_id = add_episode(session).id
     seed.commit(session)
     barrier = threading.Barrier(6)
 
@@ -201,11 +201,11 @@ def test_the_least_recently_used_sessions_are_evicted_past_the_limit(url: str) -
     store = _store(url, max_sessions=3)
     for key in ("s1", "s2", "s3"):
         session = store.get(key)
-        _episode(session)
+        add_episode(session)
         store.commit(session)
     store.get("s1")  # used again: s2 is now the least recently used
     fourth = store.get("s4")
-    _episode(fourth)
+    add_episode(fourth)
     store.commit(fourth)
     assert sorted(store.keys()) == ["s1", "s3", "s4"]
     fresh = _store(url)
@@ -215,7 +215,7 @@ def test_the_least_recently_used_sessions_are_evicted_past_the_limit(url: str) -
 def test_sessions_expire_after_their_ttl_and_each_use_renews_it(url: str) -> None:
     store = _store(url, ttl_seconds=600)
     session = store.get("k")
-    _episode(session)
+    add_episode(session)
     store.commit(session)
     key = store._key("k")
     assert 0 < store._redis.pttl(key) <= 600_000
@@ -227,9 +227,9 @@ def test_sessions_expire_after_their_ttl_and_each_use_renews_it(url: str) -> Non
 def test_an_episode_count_past_the_limit_drops_the_oldest(url: str) -> None:
     store = _store(url)
     session = store.get("k")
-    first = _episode(session)
+    first = add_episode(session)
     for _ in range(MAX_EPISODES):
-        _episode(session)
+        add_episode(session)
     store.commit(session)
     stored = _store(url).get("k")
     assert len(stored.episodes) == MAX_EPISODES and first.id not in stored.episodes

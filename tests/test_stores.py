@@ -14,12 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_redis_store import running_redis
+from test_redis_store import add_episode, running_redis
 
 import sparseread_mcp
-from sparseread_mcp.gate.ledger import Ledger
 from sparseread_mcp.models import Intent, Slot
-from sparseread_mcp.protocol.session import CallRecord, DeliveredItem, Episode, Session
+from sparseread_mcp.protocol.session import CallRecord, DeliveredItem, Session
 from sparseread_mcp.stores import SessionStore, open_session_store
 from sparseread_mcp.stores.fields import FORMAT, FORMAT_VERSION, apply_fields, foreign_format, session_fields
 from sparseread_mcp.stores.redis_store import RedisSessionStore
@@ -98,17 +97,7 @@ def _full_session(store: SessionStore, key: str = "k") -> Session:
     session.whole["a.md"] = "e" * 64
     call = {"tool": "read", "path": UNDECODABLE, "fingerprint": "f" * 64, "type": "markdown", "action": "focus"}
     session.record_call(CallRecord(**call, decision="sparse", tokens=120, full_view_tokens=900, seconds=0.01, at=1e9))
-    episode = Episode(
-        id=session.new_episode_id(),
-        path=UNDECODABLE,
-        type="markdown",
-        fingerprint="f" * 64,
-        rev="sha256:ffffffffffff",
-        objective="goal",
-        full_view_tokens=900,
-        ledger=Ledger(full_view_chars=4_000),
-    )
-    session.add_episode(episode)
+    episode = add_episode(session, UNDECODABLE)
     episode.delivered.append(
         DeliveredItem(pointer=f"{UNDECODABLE}@r#L2", start=10, end=90, slots=("rate",), support={}, text="t\udce9")
     )

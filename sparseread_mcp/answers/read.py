@@ -8,7 +8,7 @@ from ..files.anchors import Target
 from ..gate.delivery import Delivery, Extras
 from ..gate.route import Route
 from ..models import Intent
-from ..protocol.intents import is_empty, not_inherited
+from ..protocol.intents import is_empty, not_inherited, says_what_to_locate
 from ..protocol.session import Session
 from ..readers.base import ParsedArtifact
 from ..vocabulary import Action, View
@@ -47,7 +47,7 @@ class FileRead:
     @property
     def located(self) -> bool:
         """Whether the intent says what to locate (a goal, slots or needles)."""
-        return self.intent is not None and bool(self.intent.goal or self.intent.slots or self.intent.needles)
+        return says_what_to_locate(self.intent)
 
 
 def adopt_intent(session: Session, stated: Intent | None) -> None:

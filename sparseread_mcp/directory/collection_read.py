@@ -37,7 +37,7 @@ from ..models import (
 )
 from ..protocol.actions import slots_of
 from ..protocol.coverage import summarize, support
-from ..protocol.intents import objective_of, query_for
+from ..protocol.intents import objective_of, query_for, says_what_to_locate
 from ..protocol.session import DeliveredItem, Episode, Session
 from ..tokens import stamp_tokens
 from ..vocabulary import PREVIEW_TOOL, READ_TOOL
@@ -102,7 +102,7 @@ def read_directory(
     episode = continuing or _episode(session, inventory, objective_of(intent))
     result: OpResult | None = None
     if continuing is None and action != "refine":
-        if intent is None or not (intent.goal or intent.slots or intent.needles):
+        if not says_what_to_locate(intent):
             raise IntentError(
                 f"{inventory.root_path or '.'} is a directory: pass intent.goal (ranked files and passages) or "
                 f"intent.needles (search every file), or {PREVIEW_TOOL} it for the inventory"

@@ -26,7 +26,7 @@ from ..models import (
     Verification,
 )
 from ..protocol.actions import RANKING_KEPT
-from ..protocol.intents import query_for
+from ..protocol.intents import query_for, says_what_to_locate
 from ..protocol.session import Episode
 from ..readers.base import ParsedArtifact
 from ..tokens import TokenCounter, stamp_tokens
@@ -166,7 +166,7 @@ def likeliest_region(parsed: ParsedArtifact, locator: Locator, intent: Intent, e
     """Where a full view should begin: the best passage (needles included) not yet sent in the episode,
     at the start of its line when that is near, else at the passage itself (a single long line has no
     better place)."""
-    if not (intent.goal or intent.slots or intent.needles):
+    if not says_what_to_locate(intent):
         return 0
     sent = full_view_spans(episode) if episode is not None else []
     for index, _ in locator.rank(parsed, query_for(intent))[:RANKING_KEPT]:

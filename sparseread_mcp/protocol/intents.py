@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 from ..locate.base import Query, build_query
 from ..locate.terms import terms
 from ..models import Intent
@@ -33,6 +35,11 @@ def not_inherited(call: Intent | None, session: Intent | None) -> str | None:
         return None
     left = [f"`{name}`" for name in NEVER_INHERITED if getattr(session, name) and getattr(call, name, None) is None]
     return ", ".join(left) or None
+
+
+def says_what_to_locate(intent: Intent | None) -> TypeGuard[Intent]:
+    """Whether the intent names something to find: a goal, slots or needles."""
+    return intent is not None and bool(intent.goal or intent.slots or intent.needles)
 
 
 def objective_of(intent: Intent | None) -> str:

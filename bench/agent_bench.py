@@ -9,9 +9,11 @@ first, then collect, refine, verify before citing" does:
 1. `sro_preview` the document with the question as intent. A `native` route returns the whole document:
    the agent has it and reads no further.
 2. `sro_read` action `collect`, the question as goal and as its one slot.
-3. While the slot is not `found`: follow the `cursor` of a paged full view, or `refine`; stop when a call
-   returns nothing new, the gate closes the episode, the agent has received `--exposure-tokens`, or
-   `--max-calls` reads are spent (one is kept for the next step).
+3. Until the evidence is held, follow the `cursor` of a paged full view, or `refine`. "Held" (`--stop held`,
+   the default, the agent of issue #13) is a reader that knows the answer when it sees it: what it has read
+   covers the gold; `--stop found` is a reader that trusts the server's coverage (every slot `found`).
+   It gives up when a call returns nothing new, the gate closes the episode, the agent has received
+   `--exposure-tokens`, or `--max-calls` reads are spent (one is kept for the next step).
 4. `sro_read` action `verify` with the gold answer as the claim.
 
 Tokens received = the text content of every tool result (the compact JSON the model reads), counted with
@@ -61,9 +63,12 @@ MODES = ("product", "sparse")
 #: Gate decisions after which the episode is closed: refining it would return nothing new.
 CLOSING = frozenset({"full_view", "fallback", "native_fit"})
 BOUND = 2.0
+#: The share of the gold characters the evidence read must cover to count as a hit.
+HIT_SHARE = 0.8
 LINE_ANCHOR = re.compile(r"L(\d+)(?:-L(\d+))?(?::C\d+-C\d+)?")
 
 Json = dict[str, Any]
+STOPS = {"held": "the evidence read covers the gold", "found": "the server says every slot is found"}
 
 
 class BoundViolation(AssertionError):
@@ -79,6 +84,7 @@ class Policy:
     max_calls: int
     exposure_tokens: int
     budget_tokens: int | None
+    stop: str = "held"  # "held": stop once the evidence read covers the gold; "found": on the server's coverage
 
 
 @dataclass(slots=True, kw_only=True)
@@ -154,6 +160,9 @@ class AgentRun:
             full = state["L"] if state.get("full_view_delivered") else 0
             ledger.reported_chars = max(ledger.reported_chars, state.get("E", 0) + full)
 
+    def holds(self, gold: list[tuple[int, int]]) -> bool:
+        return bool(gold) and covered(self.spans, gold) >= HIT_SHARE
+
     def _span(self, item: Json) -> tuple[int, int]:
         """The item's character span in the source: its line range when the text there is the item's text
         (it is verbatim), else wherever its text occurs; an item found nowhere counts for nothing."""
@@ -201,8 +210,11 @@ async def agent(client: Client, target: str, question: Json, policy: Policy, see
             if pack is None:
                 break
             seen.take_pack(pack)
-            found = bool(pack.get("coverage")) and all(c["status"] == "found" for c in pack["coverage"])
-            if found or seen.tokens >= policy.exposure_tokens:
+            if policy.stop == "held":  # a reader that knows the answer when it sees it (the issue's agent)
+                done = seen.holds(gold_spans(question))
+            else:  # a reader that trusts the server's `found`
+                done = bool(pack.get("coverage")) and all(c["status"] == "found" for c in pack["coverage"])
+            if done or seen.tokens >= policy.exposure_tokens:
                 break
             if pack.get("cursor"):
                 args = {"target": target, "cursor": pack["cursor"], **budget}
@@ -243,6 +255,7 @@ async def run_question(docs: Path, question: Json, policy: Policy, mode: str, co
     return {
         "qid": question["qid"],
         "mode": mode,
+        "stop": policy.stop,
         "route": seen.route,
         "calls": seen.calls,
         "tokens": seen.tokens,
@@ -251,8 +264,8 @@ async def run_question(docs: Path, question: Json, policy: Policy, mode: str, co
         "doc_chars": len(text),
         "ratio": seen.tokens / max(1, full),
         "gold_share": share,
-        "hit": share is not None and share >= 0.8,
-        "hit_with_verify": leaky is not None and leaky >= 0.8,
+        "hit": share is not None and share >= HIT_SHARE,
+        "hit_with_verify": leaky is not None and leaky >= HIT_SHARE,
         "verify": status,
         "decisions": seen.decisions,
         "errors": seen.errors,
@@ -300,8 +313,9 @@ def summarize(name: str, mode: str, runs: list[Json]) -> Json:
 
 def table(rows: list[Json], policy: Policy, schema_tokens: tuple[int, int]) -> list[str]:
     lines = [
-        f"Scripted agent over stdio: preview, collect, refine (<= {policy.max_calls} reads, stop at "
-        f"{policy.exposure_tokens:,} tokens received), verify. Tokens = tool results as the model reads them.",
+        f"Scripted agent over stdio: preview, collect, refine (<= {policy.max_calls} reads, stop when "
+        f"{STOPS[policy.stop]} or at {policy.exposure_tokens:,} tokens received), verify. "
+        "Tokens = tool results as the model reads them.",
         f"Tool schemas (list_tools, paid once per prompt, not counted below): {schema_tokens[0]:,} tokens "
         f"(names, descriptions, input schemas), {schema_tokens[1]:,} with the output schemas.",
         f"{'set':<13}{'mode':<9}{'n':>4}{'native':>8}{'ours med':>10}{'full med':>10}{'ratio':>8}"
@@ -366,9 +380,18 @@ def main(argv: list[str] | None = None) -> Json:
     parser.add_argument("--max-calls", type=int, default=6, help="sro_read calls per question, verify included (6)")
     parser.add_argument("--exposure-tokens", type=int, default=12_000, help="stop refining past this (12000)")
     parser.add_argument("--budget-tokens", type=int, help="budget_tokens of each call (default: the server's)")
+    parser.add_argument(
+        "--stop",
+        choices=("held", "found"),
+        default="held",
+        help="when the agent stops reading: once what it read covers the gold (held, the reader that knows the "
+        "answer when it sees it) or once the server says every slot is found (found)",
+    )
     parser.add_argument("--json", type=Path, help="write the numbers here")
     args = parser.parse_args(argv)
-    policy = Policy(max_calls=args.max_calls, exposure_tokens=args.exposure_tokens, budget_tokens=args.budget_tokens)
+    policy = Policy(
+        max_calls=args.max_calls, exposure_tokens=args.exposure_tokens, budget_tokens=args.budget_tokens, stop=args.stop
+    )
     settings = Settings.from_env()
     counter = TokenCounter(settings.tokenizer, margin=settings.token_margin)
     rows: list[Json] = []

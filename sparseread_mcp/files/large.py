@@ -137,10 +137,7 @@ def _stream_range(location: ResolvedPath, first: int, last: int) -> tuple[list[s
                     current.append(piece)
                     kept += len(piece)
                     if kept > _MAX_RANGE_BYTES:
-                        raise BudgetTooSmall(
-                            f"lines L{first}-L{last} of {location.relative} hold over {_MAX_RANGE_BYTES} bytes: "
-                            "read a narrower range"
-                        )
+                        raise BudgetTooSmall(_too_wide(location.relative, first, last, line))
                 if number < len(pieces) - 1:  # a newline ends this line
                     if current:
                         lines.append(b"".join(current))
@@ -149,3 +146,18 @@ def _stream_range(location: ResolvedPath, first: int, last: int) -> tuple[list[s
     if any(current):
         lines.append(b"".join(current))  # the last line, with no newline after it
     return [piece.decode("utf-8", "replace") for piece in lines], digest.hexdigest(), size
+
+
+def _too_wide(relative: str, first: int, last: int, overflowing: int) -> str:
+    """What to read instead of a range past the streaming limit: the part before the line that overflowed
+    it, then the rest; a single line that large cannot be read by lines at all."""
+    said = f"lines L{first}-L{last} of {relative} hold over {_MAX_RANGE_BYTES} bytes"
+    if overflowing == first:
+        return (
+            f"{said} in line {first} alone, which cannot be read by lines: raise SPARSEREAD_MAX_PARSE_BYTES "
+            "above the file's size so it is parsed and read in passages, or split the file"
+        )
+    return (
+        f"{said}: read {relative}#{format_lines(first, overflowing - 1)} first, then from "
+        f"{relative}#{format_lines(overflowing, last)} on in smaller steps"
+    )

@@ -37,7 +37,7 @@ def run(data: Path, locators: LocatorSet) -> dict[str, Counter[tuple[str, bool]]
     budget = exposure_chars(None, 500)
     counts: dict[str, Counter[tuple[str, bool]]] = defaultdict(Counter)
     for request in requests(data, half="evaluation"):
-        choice = selector.choose(request.group, request.parsed.type, live)
+        choice = selector.choose(request.group, request.parsed.type, live, prose_pages=request.parsed.prose_pages)
         text = request.parsed.artifact.text
         if choice.configuration == FULL_VIEW:
             spans = [(0, len(text))]

@@ -125,7 +125,9 @@ def run(data: Path, budgets: list[int], passage_chars: int, locators: LocatorSet
                     configuration = Configuration(method, form)
                     spans, _ = timed(method, lambda r=request, c=configuration, b=budget: answer(r, locators, c, b))
                     score((name, configuration, budget), request, spans)
-        choice = selector.choose(request.group, request.parsed.type, live_methods)
+        choice = selector.choose(
+            request.group, request.parsed.type, live_methods, prose_pages=request.parsed.prose_pages
+        )
         chosen[(name, request.group)][choice.configuration] += 1
         if choice.configuration == FULL_VIEW:
             score((name, "selector", live), request, [(0, full)])

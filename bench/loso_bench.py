@@ -92,7 +92,7 @@ def run(data: Path, locators: LocatorSet, passage_chars: int = 500, table: Path 
         default: list[tuple[bool, int]] = []
         picks: dict[str, int] = defaultdict(int)
         for answered, artifact_type, _ in mine:
-            choice = selector.choose(answered.group, artifact_type, live_methods)
+            choice = selector.choose(answered.group, artifact_type, live_methods, prose_pages=answered.prose_pages)
             tag = "robust " + choice.configuration if choice.robust else choice.configuration
             picks[tag] += 1
             if choice.configuration == FULL_VIEW:

@@ -130,6 +130,8 @@ class Answered:
     full_chars: int
     results: dict[Configuration, tuple[bool, int]]
     qid: str = ""
+    #: The document is pages of prose (the selector reads its robust choice in windows: `Selector.choose`).
+    prose_pages: bool = False
 
     @property
     def long(self) -> bool:
@@ -143,7 +145,14 @@ def answer_all(request: Request, locators: LocatorSet, max_chars: int) -> Answer
             configuration = Configuration(method, form)
             spans, share = answer(request, locators, configuration, max_chars)
             results[configuration] = (share >= SUCCESS_SHARE, sum(e - s for s, e in spans))
-    return Answered(request.set_name, request.group, len(request.parsed.artifact.text), results, request.qid)
+    return Answered(
+        request.set_name,
+        request.group,
+        len(request.parsed.artifact.text),
+        results,
+        request.qid,
+        prose_pages=request.parsed.prose_pages,
+    )
 
 
 def calibrate(data: Path, *, passage_chars: int = 500, locators: LocatorSet | None = None) -> Selector:

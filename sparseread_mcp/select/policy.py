@@ -42,7 +42,7 @@ class Policy:
         if fixed != "auto":
             return Choice(Configuration.named(fixed, "snippets"), f"location fixed to {fixed} by the settings", group)
         methods = [m for m in self.locators.available if m not in NOT_CHOSEN]
-        choice = self.selector.choose(group, parsed.type, methods)
+        choice = self.selector.choose(group, parsed.type, methods, prose_pages=parsed.prose_pages)
         if not self.locators.semantic:
             choice = replace(choice, reason=choice.reason + _NO_SEMANTIC)
         return choice

@@ -1,6 +1,7 @@
-"""Pages of prose (a PDF, text with form feeds): a robust choice reads there in windows grown from the best
-hit, and a passage tied with the best is in the windows before any grows. Sheets, rows and records are not
-pages of prose: their anchors stay."""
+"""Paged documents (a PDF, text with form feeds): where the best hit lies on a page of figures (a statement
+printed in a filing) a robust choice reads in windows grown from the best hit, and a passage tied with the
+best is in the windows before any grows. A page of running prose keeps the choice; sheets, rows and
+records are not pages of prose at all: their anchors stay."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from sparseread_mcp.readers.base import ParsedArtifact
 from sparseread_mcp.readers.registry import default_registry
 from sparseread_mcp.select.calibrate import Answered, calibrate_from
 from sparseread_mcp.select.configuration import FULL_VIEW
+from sparseread_mcp.select.figures import FIGURES_SHARE, best_on_figures, figures_share
 
 LONG = "text|>32k|selective fact"
 
@@ -44,7 +46,18 @@ def filing(statement_page: int = 17) -> list[str]:
         for n in range(30)
     ]
     rows = "\n".join(f"{item} {1000 + 37 * k:,} {900 + 29 * k:,}" for k, item in enumerate(ROW_NAMES))
-    pages[statement_page] = f"Consolidated statement of cash flows\n(in millions) 2023 2022\n{rows}\n" + pages[17]
+    pages[statement_page] = f"Consolidated statement of cash flows\n(in millions) 2023 2022\n{rows}"
+    return pages
+
+
+def clauses() -> list[str]:
+    """A contract in 30 pages of running prose; one clause names the cash flows."""
+    pages = [
+        f"Article {n}. "
+        + " ".join(f"Clause {n}.{k}: the parties agree on terms, notice and remedies." for k in range(50))
+        for n in range(30)
+    ]
+    pages[17] = pages[17].replace("Clause 17.20:", "Clause 17.20: the statement of cash flows is delivered yearly;")
     return pages
 
 
@@ -86,26 +99,39 @@ def test_a_passage_tied_with_the_best_is_in_the_windows_before_any_grows(tmp_pat
     assert sum(s.end - s.start for s in spans) <= 1_500
 
 
-def test_a_robust_choice_on_prose_pages_reads_in_windows_a_calibrated_one_stays() -> None:
+def test_a_page_of_figures_is_a_statement_not_prose(tmp_path: Path) -> None:
+    statement, narrative = filing()[17], filing()[3]
+    assert figures_share(statement) >= FIGURES_SHARE > figures_share(narrative)
+    assert figures_share(clauses()[17]) < FIGURES_SHARE  # clause numbers are few among the words
+    (tmp_path / "filing.txt").write_text("\n\f".join(filing()))
+    (tmp_path / "flat.txt").write_text("\n".join(filing()))
+    bm25, query = LocatorSet().get("bm25"), build_query(["consolidated statement of cash flows"], [])
+    paged, flat = parse(tmp_path, "filing.txt"), parse(tmp_path, "flat.txt")
+    assert best_on_figures(paged, bm25.rank(paged, query))
+    assert not best_on_figures(flat, bm25.rank(flat, query))  # no pages: no page of figures
+    assert not best_on_figures(paged, [])
+
+
+def test_a_robust_choice_on_a_page_of_figures_reads_in_windows_a_calibrated_one_stays() -> None:
     def answered(set_name: str, hits: dict[str, bool]) -> Answered:
         return Answered(set_name, LONG, 90_000, {name: (hit, 1400) for name, hit in hits.items()})
 
     thin = [answered(s, {"bm25 x snippets": i < 12, "bm25 x windows": i < 10}) for s in "ab" for i in range(20)]
     selector = calibrate_from(thin)
     group = "text|>32k|exact computation"  # no calibration requests: the robust default answers
-    flat, paged = selector.choose(group, "text"), selector.choose(group, "text", prose_pages=True)
+    flat, paged = selector.choose(group, "text"), selector.choose(group, "text", on_figures=True)
     assert flat.robust and flat.configuration == "bm25 x snippets"
-    assert paged.robust and paged.configuration == "bm25 x windows" and "pages of prose" in paged.reason
+    assert paged.robust and paged.configuration == "bm25 x windows" and "page of figures" in paged.reason
     # A configuration calibration trusts for the group is not overridden by pages.
     rows = [answered(s, {"bm25 x snippets": True, "bm25 x windows": i < 10}) for s in "ab" for i in range(40)]
-    trusted = calibrate_from(rows).choose(LONG, "text", prose_pages=True)
+    trusted = calibrate_from(rows).choose(LONG, "text", on_figures=True)
     assert not trusted.robust and trusted.configuration == "bm25 x snippets"
     # The full view is never turned into windows.
     never = [answered(s, {"bm25 x snippets": False}) for s in "ab" for _ in range(40)]
-    assert calibrate_from(never).choose(LONG, "text", prose_pages=True).configuration == FULL_VIEW
+    assert calibrate_from(never).choose(LONG, "text", on_figures=True).configuration == FULL_VIEW
 
 
-def test_the_default_focus_on_prose_pages_is_a_window_from_the_best_ranked_passage(tmp_path: Path) -> None:
+def test_the_default_focus_on_a_page_of_figures_is_a_window_from_the_best_ranked_passage(tmp_path: Path) -> None:
     pages = filing()
     (tmp_path / "filing.txt").write_text("\n\f".join(pages))
     (tmp_path / "flat.txt").write_text("\n".join(pages))
@@ -121,6 +147,12 @@ def test_the_default_focus_on_prose_pages_is_a_window_from_the_best_ranked_passa
     assert text[best.start : best.end] in window.text  # the window holds the best-ranked passage ...
     assert all(name in window.text for name in ROW_NAMES[:4])  # ... and the statement's rows after it
     assert window.page == 18  # one page: the statement's
-    # The same text without pages is not read in windows.
+    # The same text without pages, and a contract's pages of prose, are not read in windows.
     flat = engine.read("s", ReadRequest(target="flat.txt", intent=intent))
     assert flat.selection is not None and not flat.selection.configuration.endswith("x windows")
+    (tmp_path / "contract.txt").write_text("\n\f".join(clauses()))
+    prose = engine.read("s", ReadRequest(target="contract.txt", intent=intent))
+    assert prose.selection is not None and prose.selection.configuration == pack.selection.configuration.replace(
+        "x windows", "x snippets"
+    )
+    assert any("statement of cash flows is delivered yearly" in item.text for item in prose.items)

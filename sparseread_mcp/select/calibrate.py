@@ -34,6 +34,7 @@ from ..protocol.actions import exposure_chars
 from ..readers.base import ParsedArtifact
 from ..readers.registry import default_registry
 from .configuration import FULL_VIEW, Configuration
+from .figures import best_on_figures
 from .selector import RobustStats, Selector, group_of, intent_type, size_band
 
 log = logging.getLogger(__name__)
@@ -121,6 +122,15 @@ def answer(
     return spans, covered(spans, request.gold)
 
 
+def on_figures(request: Request, locators: LocatorSet) -> bool:
+    """Whether the request's best BM25 hit lies on a page of figures (as the live policy asks it)."""
+    if not request.parsed.prose_pages:
+        return False
+    return best_on_figures(
+        request.parsed, locators.get("bm25").rank(request.parsed, build_query([request.question], []))
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Answered:
     """One calibration request answered by every configuration: (success, exposed characters) each."""
@@ -130,8 +140,8 @@ class Answered:
     full_chars: int
     results: dict[Configuration, tuple[bool, int]]
     qid: str = ""
-    #: The document is pages of prose (the selector reads its robust choice in windows: `Selector.choose`).
-    prose_pages: bool = False
+    #: The best hit is on a page of figures (the selector reads a robust choice in windows there).
+    on_figures: bool = False
 
     @property
     def long(self) -> bool:
@@ -151,7 +161,7 @@ def answer_all(request: Request, locators: LocatorSet, max_chars: int) -> Answer
         len(request.parsed.artifact.text),
         results,
         request.qid,
-        prose_pages=request.parsed.prose_pages,
+        on_figures=on_figures(request, locators),
     )
 
 

@@ -146,20 +146,20 @@ class Selector:
         self.withheld = {parse(c): why for c, why in self.withheld.items()}
 
     def choose(
-        self, group: str, artifact_type: str, methods: Collection[str] | None = None, *, prose_pages: bool = False
+        self, group: str, artifact_type: str, methods: Collection[str] | None = None, *, on_figures: bool = False
     ) -> Choice:
         """The cheapest configuration whose reliability clears tau, among those whose method is in
-        `methods` (what this installation can run; all when None). On `prose_pages` (a PDF, text with form
-        feeds; never sheets, rows or records: `ParsedArtifact.prose_pages`) a robust choice reads in
-        windows: see `in_windows`."""
+        `methods` (what this installation can run; all when None). When the best hit lies `on_figures`, a
+        page of figures of a paged document (`select.figures`), a robust choice reads in windows: see
+        `in_windows`."""
         choice = self._choose(group, artifact_type, methods)
-        return self.in_windows(choice) if prose_pages else choice
+        return self.in_windows(choice) if on_figures else choice
 
     def in_windows(self, choice: Choice) -> Choice:
-        """A robust choice (not one calibration trusts) on pages of prose: the same method with the
-        `windows` form, one contiguous stretch of a page grown from the best hit (and from each passage
-        tied with it). Evidence on a page (a statement, a table in a filing) is a stretch of the page more
-        often than scattered passages; a calibrated choice stays, and so does the full view."""
+        """A robust choice (not one calibration trusts) when the best hit is on a page of figures: the same
+        method with the `windows` form, one contiguous stretch of the page grown from the best hit (and
+        from each passage tied with it). Evidence there (a statement under its title) is a stretch of the
+        page, not scattered passages; a calibrated choice stays, and so does the full view."""
         name = choice.configuration
         if not choice.robust or name == FULL_VIEW or name.form not in ("snippets", "context"):
             return choice
@@ -167,7 +167,7 @@ class Selector:
         with self._lock:
             stats = self.groups.get(choice.group, {}).get(windows)
         reliability = round(stats.reliability, 3) if stats is not None and stats.trials else choice.reliability
-        reason = f"{choice.reason}; pages of prose: {windows}, a stretch of the page grown from the best hit"
+        reason = f"{choice.reason}; the best hit is on a page of figures: {windows}, a stretch of that page"
         return replace(choice, configuration=windows, reason=reason, reliability=reliability)
 
     def _choose(self, group: str, artifact_type: str, methods: Collection[str] | None) -> Choice:

@@ -97,6 +97,11 @@ def test_a_passage_tied_with_the_best_is_in_the_windows_before_any_grows(tmp_pat
     assert {s.passage for s in spans} >= set(tied)
     assert any("Page 9 line 4 " in text[s.start : s.end] for s in spans)
     assert sum(s.end - s.start for s in spans) <= 1_500
+    # The first of the tie already delivered, the second fills the budget: it is still shown.
+    first, second = parsed.passages[tied[0]], parsed.passages[tied[1]]
+    size = second.end - second.start
+    only = plan_exposure(parsed, ranking, "windows", size, skip=lambda a, b: a < first.end and first.start < b)
+    assert [(s.start, s.end) for s in only] == [(second.start, second.end)]
 
 
 def test_a_page_of_figures_is_a_statement_not_prose(tmp_path: Path) -> None:

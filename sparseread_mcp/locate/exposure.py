@@ -122,7 +122,8 @@ def _windows(
             seeds.add(index)
             taken.add(index)
             used += _size(parsed, index)
-    for index, score in ranked:
+    # The seeds grow first, in their rank; then the other hits while the budget lasts.
+    for index, score in [r for r in ranked if r[0] in seeds] + [r for r in ranked if r[0] not in seeds]:
         if hits == WINDOW_HITS or (used >= max_chars and index not in seeds):
             break
         if index not in seeds:

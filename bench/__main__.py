@@ -6,7 +6,8 @@ Run:  pip install -e ".[bench]" && python -m bench [--semantic] [--quick] [--dat
 `semantic` and `bench` extras) into this environment, so one command on a clean checkout measures every
 method. Parts: evidence hit at exposure (every method and exposure form, the selector, full read and
 grep + windows baselines, PNG plot), leave one set out (the default calibrated without the set it is
-scored on, beside BM25 snippets and the best fixed configuration), location ablations (passage size,
+scored on, beside BM25 snippets and the best fixed configuration; again with the other sets printed in
+pages), location ablations (passage size,
 query building, stemming, windows, spread, dense rerank on the held-out half), whether coverage's `found`
 is right (its precision on the held-out half), the scripted agent's token economy
 over stdio with the 2L check, latency and peak memory by size, reader-specific sets (FeTaQA cells,
@@ -79,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         coverage_bench,
         evidence_bench,
         loso_bench,
+        paged_bench,
         readers_bench,
         repo_bench,
         scale_bench,
@@ -109,6 +111,12 @@ def main(argv: list[str] | None = None) -> int:
     numbers["loso"] = run_part(
         "Leave one set out: the default on a set it was not calibrated on",
         lambda: loso_bench.main([*data, *(["--lexical-only"] if args.quick else ["--methods", *LOSO_METHODS])]),
+        report,
+        failures,
+    )
+    run_part(
+        "Paged documents: the other sets printed in pages, with and without the page-of-figures rule",
+        lambda: paged_bench.main([*data, *(["--page-chars", "3000"] if args.quick else [])]),
         report,
         failures,
     )

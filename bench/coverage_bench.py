@@ -23,7 +23,7 @@ from sparseread_mcp.locate import LocatorSet
 from sparseread_mcp.models import Slot
 from sparseread_mcp.protocol.actions import exposure_chars
 from sparseread_mcp.protocol.coverage import GOAL_SLOT, status_of, support
-from sparseread_mcp.select.calibrate import SUCCESS_SHARE, answer, covered, requests
+from sparseread_mcp.select.calibrate import SUCCESS_SHARE, answer, covered, on_figures, requests
 from sparseread_mcp.select.configuration import FULL_VIEW
 from sparseread_mcp.select.policy import NOT_CHOSEN
 from sparseread_mcp.select.selector import Selector
@@ -37,7 +37,7 @@ def run(data: Path, locators: LocatorSet) -> dict[str, Counter[tuple[str, bool]]
     budget = exposure_chars(None, 500)
     counts: dict[str, Counter[tuple[str, bool]]] = defaultdict(Counter)
     for request in requests(data, half="evaluation"):
-        choice = selector.choose(request.group, request.parsed.type, live)
+        choice = selector.choose(request.group, request.parsed.type, live, on_figures=on_figures(request, locators))
         text = request.parsed.artifact.text
         if choice.configuration == FULL_VIEW:
             spans = [(0, len(text))]

@@ -31,7 +31,7 @@ from sparseread_mcp.locate import LocatorSet
 from sparseread_mcp.locate.exposure import EXPOSURE_FORMS
 from sparseread_mcp.locate.terms import STOPWORDS
 from sparseread_mcp.protocol.actions import exposure_chars
-from sparseread_mcp.select.calibrate import Request, answer, covered, requests
+from sparseread_mcp.select.calibrate import Request, answer, covered, on_figures, requests
 from sparseread_mcp.select.configuration import FULL_VIEW, Configuration
 from sparseread_mcp.select.policy import NOT_CHOSEN
 from sparseread_mcp.select.selector import Selector
@@ -125,7 +125,9 @@ def run(data: Path, budgets: list[int], passage_chars: int, locators: LocatorSet
                     configuration = Configuration(method, form)
                     spans, _ = timed(method, lambda r=request, c=configuration, b=budget: answer(r, locators, c, b))
                     score((name, configuration, budget), request, spans)
-        choice = selector.choose(request.group, request.parsed.type, live_methods)
+        choice = selector.choose(
+            request.group, request.parsed.type, live_methods, on_figures=on_figures(request, locators)
+        )
         chosen[(name, request.group)][choice.configuration] += 1
         if choice.configuration == FULL_VIEW:
             score((name, "selector", live), request, [(0, full)])

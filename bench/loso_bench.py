@@ -81,7 +81,14 @@ def run(data: Path, locators: LocatorSet, passage_chars: int = 500, table: Path 
         calibration = [a for a in answers if half_of(a.qid) == "calibration"]
         held_out = [a for a in answers if half_of(a.qid) == "evaluation"]
         calibrate_from(calibration, held_out=held_out).save(table)
-    live_methods = [m for m in locators.available if m not in NOT_CHOSEN]
+    return tabulate(rows, [m for m in locators.available if m not in NOT_CHOSEN])
+
+
+def tabulate(
+    rows: list[tuple[Answered, str, tuple[bool, int]]], live_methods: list[str], *, figures_rule: bool = True
+) -> dict[str, Any]:
+    """Each set left out in turn: the default calibrated on the others, beside the fixed configurations and
+    the baselines. `figures_rule=False` scores the default as if no best hit were on a page of figures."""
     sets = sorted({a.set_name for a, _, _ in rows})
     table: dict[str, dict[str, tuple[float, float, int]]] = {}
     chosen: dict[str, dict[str, int]] = {}
@@ -92,7 +99,8 @@ def run(data: Path, locators: LocatorSet, passage_chars: int = 500, table: Path 
         default: list[tuple[bool, int]] = []
         picks: dict[str, int] = defaultdict(int)
         for answered, artifact_type, _ in mine:
-            choice = selector.choose(answered.group, artifact_type, live_methods)
+            figures = figures_rule and answered.on_figures
+            choice = selector.choose(answered.group, artifact_type, live_methods, on_figures=figures)
             tag = "robust " + choice.configuration if choice.robust else choice.configuration
             picks[tag] += 1
             if choice.configuration == FULL_VIEW:

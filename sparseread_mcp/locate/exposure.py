@@ -3,7 +3,9 @@
 `snippets` shows the best passages wherever they are; `windows` grows contiguous text around the best
 hits in turn (the best first, as far as the budget allows), each inside its region (the page of a paged
 document, else the section, else the whole artifact), which suits evidence that spans several passages
-(a statement table, neighbouring rows). Both never
+(a statement table, neighbouring rows). Passages the ranking scores exactly as high as the best (a tie it
+cannot break: pages alike but for a number) are each taken before any window grows, so a window never
+spends the budget on one of them and leaves out the other. Both never
 show a passage twice, never cross into what `skip` rejects, and stop at the budget: the measured
 calibration and the live reads use this one function, so what was calibrated is what is served.
 """
@@ -111,16 +113,27 @@ def _windows(
         passage = parsed.passages[index]
         return index not in taken and not (skip is not None and skip(passage.start, passage.end))
 
+    # Every passage tied with the best is taken before any window grows (they lead the ranking).
+    seeds: set[int] = set()
     for index, score in ranked:
-        if hits == WINDOW_HITS or used >= max_chars:
+        if score < ranked[0][1] or len(seeds) == WINDOW_HITS:
             break
-        if not free(index) or used + _size(parsed, index) > max_chars:
-            continue
+        if free(index) and used + _size(parsed, index) <= max_chars:
+            seeds.add(index)
+            taken.add(index)
+            used += _size(parsed, index)
+    # The seeds grow first, in their rank; then the other hits while the budget lasts.
+    for index, score in [r for r in ranked if r[0] in seeds] + [r for r in ranked if r[0] not in seeds]:
+        if hits == WINDOW_HITS or (used >= max_chars and index not in seeds):
+            break
+        if index not in seeds:
+            if not free(index) or used + _size(parsed, index) > max_chars:
+                continue
+            taken.add(index)
+            used += _size(parsed, index)
         hits += 1
         # The best hit grows first, as far as its region and the budget allow; what is left goes to the next.
         low = high = index
-        taken.add(index)
-        used += _size(parsed, index)
         grew = True
         while grew and used < max_chars:
             grew = False

@@ -52,6 +52,9 @@ class QueryRunner(Protocol):
 class AnchorScheme(Protocol):
     """How a reader names spans of its text: lines by default, pages, rows or key paths."""
 
+    #: Its anchors name records (a row, a key path): evidence is the record, never a stretch of a page.
+    records: bool
+
     def anchor_for(self, parsed: ParsedArtifact, start: int, end: int) -> Anchor: ...
 
     def span_of(self, parsed: ParsedArtifact, anchor: Anchor) -> tuple[int, int]: ...
@@ -59,6 +62,8 @@ class AnchorScheme(Protocol):
 
 class LineAnchors:
     """Lines and columns (`L12-L18`, `L5:C1-C80`), pages of form-feed text, and sections by heading."""
+
+    records: bool = False
 
     def anchor_for(self, parsed: ParsedArtifact, start: int, end: int) -> Anchor:
         return parsed.lines.anchor_for(start, end)
@@ -127,6 +132,14 @@ class ParsedArtifact:
 
     def page_of(self, passage: Passage) -> int | None:
         return self.lines.page_of(passage.start)
+
+    @property
+    def prose_pages(self) -> bool:
+        """Pages of running text (a PDF, text with form feeds), where a page is a unit of evidence; not a
+        workbook's sheets, a table's rows, structured records or log records, whose anchors must stay."""
+        return (
+            bool(self.lines.page_count) and self.queries is None and not self.focus_context and not self.anchors.records
+        )
 
     def section_span(self, name: str) -> tuple[int, int] | None:
         """Character span of the outline entry whose title best matches `name`, if any."""

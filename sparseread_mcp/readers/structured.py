@@ -33,6 +33,8 @@ _PATH_WORDS = re.compile(r"[A-Za-z0-9_]+")
 
 
 class KeyPathAnchors(LineAnchors):
+    records = True
+
     def __init__(self, nodes: list[Node]) -> None:
         self._by_span = {(n.start, n.end): n for n in reversed(nodes)}  # outermost wins on equal spans
         self._by_path = {n.path: n for n in nodes}

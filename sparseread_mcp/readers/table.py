@@ -41,6 +41,8 @@ class _Record:
 class RowAnchors(LineAnchors):
     """`row=N` / `Sheet!RN` for exactly one record; lines for anything else."""
 
+    records = True
+
     def __init__(self, records: list[_Record]) -> None:
         self._by_start = {(r.start, r.end): r for r in records}
         self._by_row = {(r.sheet, r.row): r for r in records}

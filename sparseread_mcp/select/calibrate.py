@@ -34,6 +34,7 @@ from ..protocol.actions import exposure_chars
 from ..readers.base import ParsedArtifact
 from ..readers.registry import default_registry
 from .configuration import FULL_VIEW, Configuration
+from .figures import best_on_figures
 from .selector import RobustStats, Selector, group_of, intent_type, size_band
 
 log = logging.getLogger(__name__)
@@ -121,6 +122,15 @@ def answer(
     return spans, covered(spans, request.gold)
 
 
+def on_figures(request: Request, locators: LocatorSet) -> bool:
+    """Whether the request's best BM25 hit lies on a page of figures (as the live policy asks it)."""
+    if not request.parsed.prose_pages:
+        return False
+    return best_on_figures(
+        request.parsed, locators.get("bm25").rank(request.parsed, build_query([request.question], []))
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Answered:
     """One calibration request answered by every configuration: (success, exposed characters) each."""
@@ -130,6 +140,8 @@ class Answered:
     full_chars: int
     results: dict[Configuration, tuple[bool, int]]
     qid: str = ""
+    #: The best hit is on a page of figures (the selector reads a robust choice in windows there).
+    on_figures: bool = False
 
     @property
     def long(self) -> bool:
@@ -143,7 +155,14 @@ def answer_all(request: Request, locators: LocatorSet, max_chars: int) -> Answer
             configuration = Configuration(method, form)
             spans, share = answer(request, locators, configuration, max_chars)
             results[configuration] = (share >= SUCCESS_SHARE, sum(e - s for s, e in spans))
-    return Answered(request.set_name, request.group, len(request.parsed.artifact.text), results, request.qid)
+    return Answered(
+        request.set_name,
+        request.group,
+        len(request.parsed.artifact.text),
+        results,
+        request.qid,
+        on_figures=on_figures(request, locators),
+    )
 
 
 def calibrate(data: Path, *, passage_chars: int = 500, locators: LocatorSet | None = None) -> Selector:

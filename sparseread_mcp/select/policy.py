@@ -14,9 +14,11 @@ from ..config import Settings
 from ..files.artifacts import LruCache
 from ..locate import LocatorSet
 from ..models import Intent
+from ..protocol.intents import query_for
 from ..readers.base import ParsedArtifact
 from ..vocabulary import LocationMethod
 from .configuration import Configuration
+from .figures import best_on_figures
 from .selector import Choice, Selector, group_of, intent_type
 
 _NO_SEMANTIC = "; dense and hybrid need the semantic extra (not installed): BM25 and lexical only"
@@ -42,7 +44,10 @@ class Policy:
         if fixed != "auto":
             return Choice(Configuration.named(fixed, "snippets"), f"location fixed to {fixed} by the settings", group)
         methods = [m for m in self.locators.available if m not in NOT_CHOSEN]
-        choice = self.selector.choose(group, parsed.type, methods)
+        figures = parsed.prose_pages and best_on_figures(
+            parsed, self.locators.get("bm25").rank(parsed, query_for(intent))
+        )
+        choice = self.selector.choose(group, parsed.type, methods, on_figures=figures)
         if not self.locators.semantic:
             choice = replace(choice, reason=choice.reason + _NO_SEMANTIC)
         return choice

@@ -25,7 +25,7 @@ import json
 import math
 import threading
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..vocabulary import LocationMethod
@@ -145,10 +145,32 @@ class Selector:
         self.robust_all = {parse(c): r for c, r in self.robust_all.items()}
         self.withheld = {parse(c): why for c, why in self.withheld.items()}
 
-    def choose(self, group: str, artifact_type: str, methods: Collection[str] | None = None) -> Choice:
+    def choose(
+        self, group: str, artifact_type: str, methods: Collection[str] | None = None, *, on_figures: bool = False
+    ) -> Choice:
         """The cheapest configuration whose reliability clears tau, among those whose method is in
-        `methods` (what this installation can run; all when None)."""
+        `methods` (what this installation can run; all when None). When the best hit lies `on_figures`, a
+        page of figures of a paged document (`select.figures`), a robust choice reads in windows: see
+        `in_windows`."""
+        choice = self._choose(group, artifact_type, methods)
+        return self.in_windows(choice) if on_figures else choice
 
+    def in_windows(self, choice: Choice) -> Choice:
+        """A robust choice (not one calibration trusts) when the best hit is on a page of figures: the same
+        method with the `windows` form, one contiguous stretch of the page grown from the best hit (and
+        from each passage tied with it). Evidence there (a statement under its title) is a stretch of the
+        page, not scattered passages; a calibrated choice stays, and so does the full view."""
+        name = choice.configuration
+        if not choice.robust or name == FULL_VIEW or name.form not in ("snippets", "context"):
+            return choice
+        windows = Configuration.named(name.location, "windows")
+        with self._lock:
+            stats = self.groups.get(choice.group, {}).get(windows)
+        reliability = round(stats.reliability, 3) if stats is not None and stats.trials else choice.reliability
+        reason = f"{choice.reason}; the best hit is on a page of figures: {windows}, a stretch of that page"
+        return replace(choice, configuration=windows, reason=reason, reliability=reliability)
+
+    def _choose(self, group: str, artifact_type: str, methods: Collection[str] | None) -> Choice:
         def runnable(name: Configuration) -> bool:
             return methods is None or name == FULL_VIEW or name.method in methods
 

@@ -8,9 +8,13 @@ import numpy as np
 
 from ..readers.base import ParsedArtifact
 from .base import CUE_BOOST, Query, cue_density, needle_hits
+from .context import passage_titles
 from .terms import terms
 
 _STATE_KEY = "bm25.index"
+#: How many times the titles a passage falls under (its page's, its sections') count among its terms:
+#: twice, like keywords (bench/recall_bench.py measures once, twice and off on every set).
+TITLE_WEIGHT = 2
 
 
 class Bm25Corpus:
@@ -35,8 +39,15 @@ class Bm25Corpus:
 
 
 def _passage_corpus(parsed: ParsedArtifact) -> Bm25Corpus:
-    # Keywords (names, signatures, docstrings) count twice: they say what a passage is about.
-    return Bm25Corpus([terms(parsed.text_of(p)) + 2 * terms(p.keywords) for p in parsed.passages])
+    # Keywords (names, signatures, docstrings) count twice: they say what a passage is about; so do the
+    # titles it falls under (locate/context.py).
+    titles = passage_titles(parsed) if TITLE_WEIGHT else [""] * len(parsed.passages)
+    return Bm25Corpus(
+        [
+            terms(parsed.text_of(p)) + 2 * terms(p.keywords) + TITLE_WEIGHT * terms(title)
+            for p, title in zip(parsed.passages, titles, strict=True)
+        ]
+    )
 
 
 class Bm25Locator:

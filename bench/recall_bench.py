@@ -20,11 +20,13 @@ import argparse
 import json
 import random
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from bench.ablation_bench import patched
 from bench.evidence_bench import grep_windows
@@ -53,7 +55,30 @@ def variants() -> dict[str, list[tuple[Any, str, Any]]]:
         "follow-ups: the same ranking (novelty off)": [(actions, "NOVELTY_WEIGHT", 0)],
         "follow-ups: unread terms x3": [(actions, "NOVELTY_WEIGHT", 2)],
         "titles off, novelty off": [(bm25, "TITLE_WEIGHT", 0), (actions, "NOVELTY_WEIGHT", 0)],
+        "coordination 0.5 (scores x share of distinct terms matched ^ 0.5)": [
+            (bm25.Bm25Corpus, "scores", coordinated(0.5))
+        ],
+        "coordination 1": [(bm25.Bm25Corpus, "scores", coordinated(1.0))],
     }
+
+
+def coordinated(power: float) -> Callable[[bm25.Bm25Corpus, tuple[str, ...] | list[str]], np.ndarray]:
+    """BM25 scores scaled by (distinct query terms a passage matches / distinct query terms) ** power: one
+    rare word of the phrasing cannot outrank a passage that matches the rest (Lucene's old `coord`)."""
+
+    def scores(corpus: bm25.Bm25Corpus, query_terms: tuple[str, ...] | list[str]) -> np.ndarray:
+        counts = Counter(t for t in query_terms if t in corpus.vocab)
+        if not counts:
+            return np.zeros(0)
+        total: np.ndarray = np.zeros(0)
+        matched: np.ndarray = np.zeros(0)
+        for term, count in counts.items():
+            alone = np.asarray(corpus.model.get_scores([term]), dtype=np.float64)
+            total = count * alone if not total.size else total + count * alone
+            matched = (alone > 0).astype(np.float64) if not matched.size else matched + (alone > 0)
+        return np.asarray(total * (matched / len(counts)) ** power, dtype=np.float64)
+
+    return scores
 
 
 @contextmanager

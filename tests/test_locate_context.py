@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from sparseread_mcp import ReadEngine, Settings
 from sparseread_mcp.files.artifacts import load_artifact
 from sparseread_mcp.files.roots import Roots
 from sparseread_mcp.locate import bm25
@@ -120,3 +121,13 @@ def test_a_slot_query_counts_the_goal_terms_once_each_stemmed_once() -> None:
     assert "exceed" in query.terms
     assert "exce" not in query.terms
     assert query.terms.count("fee") == 2  # the slot's own word, then the goal's context once
+
+
+def test_other_readers_sections_are_not_titles(tmp_path: Path) -> None:
+    (tmp_path / "store.py").write_text(
+        "class Store:\n    def load(self):\n        return 1\n\n    def save(self):\n        return 2\n"
+    )
+    engine = ReadEngine(Settings(roots=(tmp_path,)))
+    parsed = engine.open("store.py")
+    assert any(p.section.startswith("Store") for p in parsed.passages)  # the symbol a passage belongs to
+    assert set(passage_titles(parsed)) == {""}

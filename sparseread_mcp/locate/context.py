@@ -3,7 +3,8 @@
 A clause's words are often only in its heading ("11.1 Term." above "The term of this Agreement shall
 continue ..."), a statement's only in its page title ("Consolidated Statements of Cash Flows" above rows
 of figures): a passage scored by its own text alone misses what it is about. The titles are indexed as
-extra terms of every passage beneath them (never shown); they are found from the text alone:
+extra terms of every passage beneath them (never shown), in prose documents (text, Markdown, PDF, HTML);
+they are found from the text alone:
 - a paged document: the first lines of each page;
 - Markdown: the heading a passage falls under (the reader's `section`);
 - plain text: numbered headings (`11.`, `11.1`, `ARTICLE 7`, `Section 2.3`, `IV.`), run-in or on a line
@@ -27,6 +28,9 @@ PAGE_TITLE_CHARS = 160
 TITLE_CHARS = 80
 HEADING_LINE_CHARS = 90
 _CHECK_EVERY = 4096
+#: Documents read as prose under headings; a code symbol's class, a log record's level, a JSON key path or
+#: a sheet name (the other readers' `section`) are not titles, and were not measured as such.
+PROSE_TYPES = frozenset({"text", "markdown", "pdf", "html"})
 
 #: An enumerator and the title after it, up to the first sentence end: `11.1    Term. The term ...`,
 #: `ARTICLE 7 PAYMENTS`, `Section 2.3 Performance by Affiliates.`, `IV. Fees`. Each part is bounded, so
@@ -43,7 +47,9 @@ def passage_titles(parsed: ParsedArtifact) -> list[str]:
     cached = parsed.locator_state.get(_STATE_KEY)
     if isinstance(cached, list):
         return cached
-    if parsed.lines.page_count:
+    if parsed.type not in PROSE_TYPES:
+        titles = [""] * len(parsed.passages)
+    elif parsed.lines.page_count:
         titles = _page_titles(parsed)
     elif any(p.section for p in parsed.passages):
         titles = [p.section for p in parsed.passages]

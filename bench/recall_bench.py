@@ -50,11 +50,14 @@ def variants() -> dict[str, list[tuple[Any, str, Any]]]:
     """The mechanisms measured, each by the module constant that switches it (empty: the defaults)."""
     return {
         "defaults": [],
+        "before: titles off, novelty off": [(bm25, "TITLE_WEIGHT", 0), (actions, "NOVELTY_WEIGHT", 0)],
         "titles off (passages scored by their own text)": [(bm25, "TITLE_WEIGHT", 0)],
         "titles counted once": [(bm25, "TITLE_WEIGHT", 1)],
+        "titles counted twice": [(bm25, "TITLE_WEIGHT", 2)],
+        "titles counted four times": [(bm25, "TITLE_WEIGHT", 4)],
+        "titles counted six times": [(bm25, "TITLE_WEIGHT", 6)],
         "follow-ups: the same ranking (novelty off)": [(actions, "NOVELTY_WEIGHT", 0)],
         "follow-ups: unread terms x3": [(actions, "NOVELTY_WEIGHT", 2)],
-        "titles off, novelty off": [(bm25, "TITLE_WEIGHT", 0), (actions, "NOVELTY_WEIGHT", 0)],
         "coordination 0.5 (scores x share of distinct terms matched ^ 0.5)": [
             (bm25.Bm25Corpus, "scores", coordinated(0.5))
         ],
@@ -188,7 +191,43 @@ def run(
                 target = where[(request.set_name, request.qid)]
                 after = agent_reads(engine, f"{name}-{number}", request, target, reads)
                 results[name][request.set_name].append({"qid": request.qid, **outcome(request.gold, after)})
+    if all(name in results for name in TITLE_WEIGHTS.values()) and len(results["defaults"]) > 1:
+        results["titles: the weight chosen leaving the set out"] = loso_weight(results)
     return {name: {s: summary(runs) for s, runs in by_set.items()} for name, by_set in results.items()}
+
+
+#: The title weights measured, by the variant that runs each.
+TITLE_WEIGHTS = {
+    0: "titles off (passages scored by their own text)",
+    1: "titles counted once",
+    2: "titles counted twice",
+    3: "defaults",
+    4: "titles counted four times",
+    6: "titles counted six times",
+}
+
+
+def loso_weight(results: dict[str, dict[str, list[Json]]]) -> dict[str, list[Json]]:
+    """Per set, the runs of the title weight that is best on the *other* sets (hit within the reads, then
+    hit after the first read, macro; a tie goes to the smaller weight)."""
+    sets = sorted(results["defaults"])
+
+    def rate(runs: list[Json], key: str) -> float:
+        return sum(r[key] for r in runs) / len(runs)
+
+    chosen: dict[str, list[Json]] = {}
+    for left_out in sets:
+        others = [s for s in sets if s != left_out]
+
+        def merit(weight: int, others: list[str] = others) -> tuple[float, float, int]:
+            runs = results[TITLE_WEIGHTS[weight]]
+            hit = statistics.mean(rate(runs[s], "hit") for s in others)
+            return hit, statistics.mean(rate(runs[s], "first") for s in others), -weight
+
+        best = max(TITLE_WEIGHTS, key=merit)
+        chosen[left_out] = results[TITLE_WEIGHTS[best]][left_out]
+        print(f"  title weight chosen without {left_out}: {best}")
+    return chosen
 
 
 def summary(runs: list[Json]) -> Json:

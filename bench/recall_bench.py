@@ -32,7 +32,7 @@ from bench.ablation_bench import patched
 from bench.evidence_bench import grep_windows
 from sparseread_mcp import Settings
 from sparseread_mcp.engine import ReadEngine, ReadRequest
-from sparseread_mcp.locate import LocatorSet, bm25, build_query
+from sparseread_mcp.locate import LocatorSet, bm25, build_query, context
 from sparseread_mcp.locate.exposure import plan_exposure
 from sparseread_mcp.models import Intent, Slot
 from sparseread_mcp.protocol import actions
@@ -56,6 +56,7 @@ def variants() -> dict[str, list[tuple[Any, str, Any]]]:
         "titles counted twice": [(bm25, "TITLE_WEIGHT", 2)],
         "titles counted four times": [(bm25, "TITLE_WEIGHT", 4)],
         "titles counted six times": [(bm25, "TITLE_WEIGHT", 6)],
+        "headings only where a line begins (none inside long lines)": [(context, "INLINE_HEADINGS", False)],
         "follow-ups: the same ranking (novelty off)": [(actions, "NOVELTY_WEIGHT", 0)],
         "follow-ups: unread terms x3": [(actions, "NOVELTY_WEIGHT", 2)],
         "coordination 0.5 (scores x share of distinct terms matched ^ 0.5)": [

@@ -131,3 +131,19 @@ def test_other_readers_sections_are_not_titles(tmp_path: Path) -> None:
     parsed = engine.open("store.py")
     assert any(p.section.startswith("Store") for p in parsed.passages)  # the symbol a passage belongs to
     assert set(passage_titles(parsed)) == {""}
+
+
+def test_clauses_numbered_inside_a_long_line_are_headings_too(tmp_path: Path) -> None:
+    rng = random.Random(8)
+    line = (
+        f"  8. OTHER PRODUCTS.   8.1 New Products. {prose(rng, 6)}   8.2 Royalties. {prose(rng, 6)} "
+        f"Payments are due in 2019. 30 days after notice the parties meet. {prose(rng, 4)}"
+    )
+    parsed = parse(tmp_path, f"{line}\n\n  9. NOTICES.   {prose(rng, 3)}\n")
+    titles = passage_titles(parsed)
+    index = next(p.index for p in parsed.passages if "8.2 Royalties" in parsed.text_of(p))
+    later = titles[index + 1 : index + 3]
+    assert later and all(t == "OTHER PRODUCTS Royalties" for t in later if t != "NOTICES")
+    # `2019. 30 days` is a sentence, not a clause: one number is not enough inside a line.
+    assert not any("days" in t for t in titles)
+    assert titles[-1] == "NOTICES"

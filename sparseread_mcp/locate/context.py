@@ -8,8 +8,8 @@ they are found from the text alone:
 - a paged document: the first lines of each page;
 - Markdown: the heading a passage falls under (the reader's `section`);
 - plain text: numbered headings (`11.`, `11.1`, `ARTICLE 7`, `Section 2.3`, `IV.`), run-in or on a line
-  of their own, and short lines in capitals, each title kept until a heading of the same or a higher
-  level replaces it.
+  of their own (inside a long line too, after a sentence end, when numbered `8.1` or deeper), and short
+  lines in capitals, each title kept until a heading of the same or a higher level replaces it.
 """
 
 from __future__ import annotations
@@ -40,6 +40,12 @@ _NUMBERED = re.compile(
     r"(?P<label>[\dIVXLC]{1,6}(?:\.\d{1,3}){0,3}|[A-Z])[.:]?|(?P<number>\d{1,3}(?:\.\d{1,3}){0,4})\.?"
     r"|(?P<roman>[IVXLC]{1,6})\.)[ \t]+(?P<title>[A-Z][^\n.;:!?]{0,80})"
 )
+
+
+#: Where a clause numbered `8.1` (two numbers or more) begins inside a long line, after a sentence end.
+_INLINE = re.compile(r"[.!?][ \t]+(?=\d{1,3}(?:\.\d{1,3}){1,4}\.?[ \t]+[A-Z])")
+#: Whether headings are also looked for inside long lines (0: only where a line begins).
+INLINE_HEADINGS = True
 
 
 def passage_titles(parsed: ParsedArtifact) -> list[str]:
@@ -86,10 +92,18 @@ def _heading_titles(parsed: ParsedArtifact) -> list[str]:
     for number in range(1, lines.line_count + 1):
         if number % _CHECK_EVERY == 0:
             checkpoint()
-        start = lines.starts[number - 1]
-        found = heading_of(text[start : min(lines.line_end(number), start + HEADING_LINE_CHARS * 4)])
+        start, end = lines.starts[number - 1], lines.line_end(number)
+        found = heading_of(text[start : min(end, start + HEADING_LINE_CHARS * 4)])
         if found is not None:
             headings.append((start, *found))
+        if INLINE_HEADINGS and end - start > HEADING_LINE_CHARS:
+            # A long line may hold several clauses, each after a sentence end: `... days.   8.1 New Products.`
+            for seen, match in enumerate(_INLINE.finditer(text, start, end), 1):
+                if seen % _CHECK_EVERY == 0:
+                    checkpoint()
+                found = heading_of(text[match.end() : min(end, match.end() + HEADING_LINE_CHARS * 4)])
+                if found is not None:
+                    headings.append((match.end(), *found))
     out: list[str] = []
     stack: dict[int, str] = {}
     k = 0

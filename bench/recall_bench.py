@@ -57,6 +57,7 @@ def variants() -> dict[str, list[tuple[Any, str, Any]]]:
         "titles counted four times": [(bm25, "TITLE_WEIGHT", 4)],
         "titles counted six times": [(bm25, "TITLE_WEIGHT", 6)],
         "headings only where a line begins (none inside long lines)": [(context, "INLINE_HEADINGS", False)],
+        "repeated titles kept (running headers and footers count as headings)": [(context, "REPEATED_TITLES", 0)],
         "follow-ups: the same ranking (novelty off)": [(actions, "NOVELTY_WEIGHT", 0)],
         "follow-ups: unread terms x3": [(actions, "NOVELTY_WEIGHT", 2)],
         "coordination 0.5 (scores x share of distinct terms matched ^ 0.5)": [

@@ -147,3 +147,16 @@ def test_clauses_numbered_inside_a_long_line_are_headings_too(tmp_path: Path) ->
     # `2019. 30 days` is a sentence, not a clause: one number is not enough inside a line.
     assert not any("days" in t for t in titles)
     assert titles[-1] == "NOTICES"
+
+
+def test_a_running_footer_is_not_a_heading(tmp_path: Path) -> None:
+    rng = random.Random(4)
+    pages = []
+    for n in range(1, 5):
+        clause = f"{n}.      {['NOTICES', 'TERM', 'FEES', 'AUDIT'][n - 1]}.\n\n{prose(rng, 4)}\n\n{prose(rng, 4)}"
+        pages.append(f"{clause}\n\nSource: ACME DIGITAL HOLDINGS CORP., S-1, 12/20/2011\n\n{prose(rng, 4)}")
+    parsed = parse(tmp_path, "\n\n".join(pages))
+    titles = passage_titles(parsed)
+    assert not any("ACME" in t for t in titles)
+    last = parsed.passages[-1]
+    assert titles[last.index] == "AUDIT"  # the clause continues past the footer

@@ -15,6 +15,7 @@ they are found from the text alone:
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from ..deadline import checkpoint
 from ..readers.base import ParsedArtifact
@@ -44,8 +45,11 @@ _NUMBERED = re.compile(
 
 #: Where a clause numbered `8.1` (two numbers or more) begins inside a long line, after a sentence end.
 _INLINE = re.compile(r"[.!?][ \t]+(?=\d{1,3}(?:\.\d{1,3}){1,4}\.?[ \t]+[A-Z])")
-#: Whether headings are also looked for inside long lines (0: only where a line begins).
+#: Whether headings are also looked for inside long lines (False: only where a line begins).
 INLINE_HEADINGS = True
+#: An unnumbered capitals line found more often than this is a running header or footer, not a heading
+#: (0: keep every title).
+REPEATED_TITLES = 2
 
 
 def passage_titles(parsed: ParsedArtifact) -> list[str]:
@@ -88,12 +92,12 @@ def _page_titles(parsed: ParsedArtifact) -> list[str]:
 def _heading_titles(parsed: ParsedArtifact) -> list[str]:
     """Plain text: the heading stack at the start of each passage."""
     text, lines = parsed.artifact.text, parsed.lines
-    headings: list[tuple[int, int, str]] = []  # (offset, level, title)
+    headings: list[tuple[int, int, str, bool]] = []  # (offset, level, title, numbered)
     for number in range(1, lines.line_count + 1):
         if number % _CHECK_EVERY == 0:
             checkpoint()
         start, end = lines.starts[number - 1], lines.line_end(number)
-        found = heading_of(text[start : min(end, start + HEADING_LINE_CHARS * 4)])
+        found = _heading(text[start : min(end, start + HEADING_LINE_CHARS * 4)])
         if found is not None:
             headings.append((start, *found))
         if INLINE_HEADINGS and end - start > HEADING_LINE_CHARS:
@@ -101,15 +105,20 @@ def _heading_titles(parsed: ParsedArtifact) -> list[str]:
             for seen, match in enumerate(_INLINE.finditer(text, start, end), 1):
                 if seen % _CHECK_EVERY == 0:
                     checkpoint()
-                found = heading_of(text[match.end() : min(end, match.end() + HEADING_LINE_CHARS * 4)])
+                found = _heading(text[match.end() : min(end, match.end() + HEADING_LINE_CHARS * 4)])
                 if found is not None:
                     headings.append((match.end(), *found))
+    if REPEATED_TITLES:
+        # A capitals line met more than REPEATED_TITLES times is a running header or footer (`Source: ACME
+        # CORP., S-1` on every page), not a heading: kept, it would end every section at every page.
+        met = Counter(title for _, _, title, numbered in headings if not numbered)
+        headings = [h for h in headings if h[3] or met[h[2]] <= REPEATED_TITLES]
     out: list[str] = []
     stack: dict[int, str] = {}
     k = 0
     for passage in parsed.passages:
         while k < len(headings) and headings[k][0] <= passage.start:
-            _, level, title = headings[k]
+            _, level, title, _ = headings[k]
             for deeper in [lv for lv in stack if lv >= level]:
                 del stack[deeper]
             stack[level] = title
@@ -121,6 +130,12 @@ def _heading_titles(parsed: ParsedArtifact) -> list[str]:
 def heading_of(line: str) -> tuple[int, str] | None:
     """(level, title) when the line begins with a heading, else None: a numbered title (level = how many
     numbers it has; an `ARTICLE` or roman numeral is 1), or a short line in capitals (level 1)."""
+    found = _heading(line)
+    return None if found is None else (found[0], found[1])
+
+
+def _heading(line: str) -> tuple[int, str, bool] | None:
+    """heading_of, and whether the heading is numbered."""
     stripped = line.strip()
     if not stripped:
         return None
@@ -135,11 +150,11 @@ def heading_of(line: str) -> tuple[int, str] | None:
             level = found["label"].count(".") + 1
         else:
             level = 1
-        return level, title[:TITLE_CHARS]
+        return level, title[:TITLE_CHARS], True
     if len(stripped) <= HEADING_LINE_CHARS:
         letters = [c for c in stripped if c.isalpha()]
         if len(letters) >= 4 and sum(c.isupper() for c in letters) >= 0.8 * len(letters):
-            return 1, stripped.rstrip(".:")[:TITLE_CHARS]
+            return 1, stripped.rstrip(".:")[:TITLE_CHARS], False
     return None
 
 

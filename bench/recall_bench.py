@@ -10,8 +10,9 @@ within the reads (the agent's hit: what it read covers >= 80% of the gold charac
 characters read until the gold was held (or all of them, on a miss).
 
 Variants switch one mechanism at a time (off, or on, against the defaults in the same run), each a row
-over every set; baselines in the same run at the same character schedule (1,500 characters, then
-2,000 per follow-up): BM25 snippets of the question, grep + windows, one full read. Macro = mean over sets.
+over every set, plus the title weight chosen on the other sets only (leave one set out); baselines in the
+same run at the same character schedule (1,500 characters, then 2,000 per follow-up): plain BM25 snippets
+of the question (passages by their own text), grep + windows, one full read. Macro = mean over sets.
 """
 
 from __future__ import annotations
@@ -42,11 +43,11 @@ REPO = Path(__file__).resolve().parent.parent
 FIRST_CHARS = 1_500
 FOLLOW_CHARS = 2_000
 Json = dict[str, Any]
-#: A variant: a name and the switches it sets, as (module, attribute, value).
-Variant = tuple[str, list[tuple[Any, str, Any]]]
+#: What a variant sets: (module or class, attribute, value).
+Switches = list[tuple[Any, str, Any]]
 
 
-def variants() -> dict[str, list[tuple[Any, str, Any]]]:
+def variants() -> dict[str, Switches]:
     """The mechanisms measured, each by the module constant that switches it (empty: the defaults)."""
     return {
         "defaults": [],
@@ -87,7 +88,7 @@ def coordinated(power: float) -> Callable[[bm25.Bm25Corpus, tuple[str, ...] | li
 
 
 @contextmanager
-def switched(switches: list[tuple[Any, str, Any]]) -> Iterator[None]:
+def switched(switches: Switches) -> Iterator[None]:
     with ExitStack() as stack:
         for module, name, value in switches:
             stack.enter_context(patched(module, name, value))

@@ -8,7 +8,8 @@ method. Parts: evidence hit at exposure (every method and exposure form, the sel
 grep + windows baselines, PNG plot), leave one set out (the default calibrated without the set it is
 scored on, beside BM25 snippets and the best fixed configuration; again with the other sets printed in
 pages), location ablations (passage size,
-query building, stemming, windows, spread, dense rerank on the held-out half), whether coverage's `found`
+query building, stemming, windows, spread, dense rerank on the held-out half), location recall within
+the scripted agent's first reads (passage titles, follow-ups, coordination), whether coverage's `found`
 is right (its precision on the held-out half), the scripted agent's token economy
 over stdio with the 2L check, latency and peak memory by size, reader-specific sets (FeTaQA cells,
 SWE-bench files and functions, FinanceBench PDFs), history compaction, repository reading, `verify`
@@ -82,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         loso_bench,
         paged_bench,
         readers_bench,
+        recall_bench,
         repo_bench,
         scale_bench,
         wire_bench,
@@ -125,6 +127,12 @@ def main(argv: list[str] | None = None) -> int:
         lambda: ablation_bench.main(
             [*data, *(["--no-dense"] if args.quick else ["--cache-dir", str(args.out / "cache")])]
         ),
+        report,
+        failures,
+    )
+    numbers["recall"] = run_part(
+        "Location recall within the scripted agent's first reads (titles, follow-ups, coordination)",
+        lambda: recall_bench.main([*data, "--limit", "40" if args.quick else "100"]),
         report,
         failures,
     )

@@ -25,11 +25,12 @@ class Query:
     text: str = ""
 
 
-def build_query(texts: list[str], needles: list[str]) -> Query:
-    """Terms from free text; a needle written `/like this/` is a regular expression."""
+def build_query(texts: list[str], needles: list[str], *, known_terms: tuple[str, ...] = ()) -> Query:
+    """Terms from free text (and `known_terms`, already terms); a needle written `/like this/` is a
+    regular expression."""
     plain: list[str] = []
     patterns: list[NeedlePattern] = []
-    term_list: list[str] = []
+    term_list: list[str] = list(known_terms)
     for text in texts:
         term_list.extend(terms(text))
     for needle in needles:

@@ -8,10 +8,12 @@ passages that bear on a claim, with a verdict.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from ..evidence import Candidate, passage_candidate
-from ..locate.base import Locator
+from ..locate.base import Locator, Query
 from ..locate.exposure import RELATIVE_CUTOFF, Span, plan_exposure
+from ..locate.terms import terms
 from ..models import Intent, Slot, Verification
 from ..readers.base import ParsedArtifact
 from ..vocabulary import ExposureForm
@@ -26,6 +28,10 @@ RANKING_KEPT = 200
 PAGE_VOTES = 30
 #: ... and sends the rest of the best page only when it is at most this many characters (else passages).
 PAGE_REST_CHARS = 8_000
+#: A follow-up counts the goal's terms that nothing delivered contains this many extra times (0: off),
+#: reading the terms of at most SERVED_CHARS delivered characters.
+NOVELTY_WEIGHT = 1
+SERVED_CHARS = 50_000
 
 
 ITEMS_BY_WANT = {"fact": 4, "verbatim": 4, "count": 6, "list": 8, "table": 6, "summary": 8}
@@ -139,6 +145,9 @@ def refine(
             episode.ranking = ranking[:RANKING_KEPT]
         if rest := rest_of_best_page(parsed, episode, ranking, slots):
             return rest
+        if intent is not None and NOVELTY_WEIGHT and episode.delivered:
+            # Pages are voted by the goal as asked (above); the next passages favour what was not read yet.
+            ranking = locator.rank(parsed, novel_query(parsed, episode, intent))
         out.extend(c for c in _top(parsed, ranking, slots, limit=12, cutoff=0.0) if fresh(c))
         for delivered in episode.delivered[:3]:
             out.extend(_neighbours(parsed, (delivered.start, delivered.end), slots, width=1))
@@ -149,6 +158,23 @@ def refine(
             seen.add((c.start, c.end))
             unique.append(c)
     return unique
+
+
+def novel_query(parsed: ParsedArtifact, episode: Episode, intent: Intent) -> Query:
+    """The intent's query for a follow-up: the terms that nothing delivered so far contains count
+    1 + NOVELTY_WEIGHT times. The agent asks again because what it read did not answer: the passages
+    that match the goal's other words are the likelier ones, not the next ones matching the same words."""
+    query = query_for(intent)
+    read: set[str] = set()
+    budget = SERVED_CHARS
+    for item in episode.delivered:
+        if item.full_view or budget <= 0:
+            continue
+        end = min(item.end, item.start + budget)
+        read.update(terms(parsed.artifact.text[item.start : end]))
+        budget -= end - item.start
+    unread = tuple(t for t in query.terms if t not in read)
+    return replace(query, terms=query.terms + NOVELTY_WEIGHT * unread)
 
 
 def rest_of_best_page(

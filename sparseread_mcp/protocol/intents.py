@@ -76,9 +76,11 @@ def query_for(intent: Intent, *, slot_id: str | None = None) -> Query:
         if slot_id is None or slot.id == slot_id:
             texts.append(slot.question)
             texts.extend(slot.aliases)
+    context: tuple[str, ...] = ()
     if slot_id is None and intent.goal:
         texts.append(intent.goal)
     elif slot_id is not None and intent.goal:
-        # The goal gives context to a slot but must not drown its own words.
-        texts.append(" ".join(dict.fromkeys(terms(intent.goal))))
-    return build_query(texts, needles)
+        # The goal gives context to a slot but must not drown its own words: each of its terms once (as
+        # terms: tokenized again, a stemmed term would be stemmed twice, `exceed` to `exce`).
+        context = tuple(dict.fromkeys(terms(intent.goal)))
+    return build_query(texts, needles, known_terms=context)

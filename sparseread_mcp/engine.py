@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 from stat import S_ISDIR, S_ISREG
 
 from . import progress
 from .answers.handlers import FileAnswers
 from .answers.read import FileRead, ReadRequest, adopt_intent, opening_extras
-from .answers.views import anchored_pack
+from .answers.resumed import dereference, next_page, verify_pointed
 from .ceiling import released_on_memory_error
 from .commands.savings import build_trace, card_call, preview_call, read_call
 from .config import HARD_RESPONSE_CAP_TOKENS, MIN_BUDGET_TOKENS, Settings
@@ -17,20 +16,17 @@ from .directory.collection import Inventory, build_inventory
 from .directory.collection_read import preview_directory, read_directory
 from .directory.fileindex import FileIndex, file_index_bytes
 from .directory.repoindex import RepoIndexStore
-from .errors import BinaryArtifact, BudgetTooSmall, IntentError, SparsereadError, StaleArtifact, UnsupportedArtifact
-from .evidence import Candidate
+from .errors import BinaryArtifact, BudgetTooSmall, SparsereadError, StaleArtifact
 from .files.anchors import Target, parse_target
 from .files.artifacts import Artifact, LruCache, fingerprint_of, load_artifact
 from .files.indexcache import IndexCache
 from .files.large import large_card, read_range
 from .files.revisions import Revisions
 from .files.roots import ResolvedPath, Roots
-from .gate.delivery import CoverageFn, Delivery, Extras
+from .gate.delivery import CoverageFn, Delivery
 from .gate.ledger import Ledger
-from .gate.pages import deliver_full
-from .gate.respond import fit_card, fit_pack, fit_preview
+from .gate.respond import fit_card, fit_preview
 from .gate.route import choose_route
-from .gate.sparse import deliver_sparse
 from .locate import LocatorSet
 from .models import Card, EvidencePack, Intent, Preview
 from .preview import binary_card, build_preview
@@ -38,14 +34,12 @@ from .protocol import actions
 from .protocol.card import build_card
 from .protocol.coverage import episode_coverage
 from .protocol.intents import effective_intent, objective_of, says_what_to_locate
-from .protocol.pointers import anchored_span, gone_pack, verify_pointer
 from .protocol.session import Episode, Session
 from .readers.base import ParsedArtifact, Reader, parsed_bytes
 from .readers.registry import ReaderRegistry, default_registry
 from .select.policy import Policy
 from .stores import SessionStore, open_session_store
 from .tokens import TokenCounter
-from .vocabulary import READ_TOOL
 
 __all__ = ["ReadEngine", "ReadRequest"]  # the façade: the request type comes with it
 
@@ -232,10 +226,12 @@ class ReadEngine:
 
     def _read(self, session: Session, request: ReadRequest, budget: int) -> EvidencePack:
         if request.cursor:
-            return self._continue(session, request.cursor, budget)
+            return self._directory_page(session, request.cursor, budget) or next_page(
+                self, session, request.cursor, budget
+            )
         target = parse_target(request.target)
         if target.rev is not None and request.action == "verify":
-            return self._verify_pointer(session, target, budget)
+            return verify_pointed(self, session, target, budget)
         location = self.roots.resolve(target.path)
         found = location.stat()  # what is there now, opened beneath the root (see safeopen)
         if target.rev is None and S_ISDIR(found.st_mode):
@@ -255,7 +251,7 @@ class ReadEngine:
         adopt_intent(session, request.intent)
         intent = effective_intent(request.intent, session.intent)
         if target.rev is not None:
-            return self._dereference(session, parsed, target, intent, budget)
+            return dereference(self, session, parsed, target, intent, budget)
         return self.answers.answer(self._file_read(session, parsed, target, request, intent, budget, invalidated))
 
     def card(
@@ -302,7 +298,7 @@ class ReadEngine:
         invalidated: list[str],
     ) -> FileRead:
         """The request resolved for this file, once: its episode, delivery, route and opening frame."""
-        episode = self._episode(session, parsed, objective_of(intent), intent)
+        episode = self.episode_for(session, parsed, objective_of(intent), intent)
         view = request.view or "snippets"
         return FileRead(
             session=session,
@@ -318,78 +314,20 @@ class ReadEngine:
                 native_fit_tokens=self.settings.native_fit_tokens,
                 intent=intent,
             ),
-            delivery=self._delivery(parsed, episode, intent, budget, request.action, view),
-            extras=opening_extras(self._scope(parsed), invalidated, request.intent, session),
+            delivery=self.delivery_for(parsed, episode, intent, budget, request.action, view),
+            extras=opening_extras(self.scope_of(parsed), invalidated, request.intent, session),
         )
 
-    def _dereference(
-        self, session: Session, parsed: ParsedArtifact, target: Target, intent: Intent | None, budget: int
-    ) -> EvidencePack:
-        assert target.anchor is not None
-        extras = Extras(scope=self._scope(parsed))
-        if target.rev not in self.revisions.revs_of(parsed.artifact):
-            earlier = self.open_at(target.path, target.rev or "")
-            if earlier is None:
-                raise StaleArtifact(
-                    f"{target.path} changed since {target.rev} (now {parsed.artifact.rev}) and that version is not "
-                    "in git or in this server's memory: verify the pointer with action='verify'"
-                )
-            parsed = earlier
-            message = f"the text as of {target.rev}; the file has changed since (action='verify' says how)"
-            extras = replace(extras, message=message)
-        episode = self._episode(session, parsed, objective_of(intent), intent)
-        d = self._delivery(parsed, episode, intent, budget, "focus", "lines")
-        start, end = anchored_span(parsed, target.anchor)
-        return anchored_pack(d, start, end, extras)
-
-    def _verify_pointer(self, session: Session, target: Target, budget: int) -> EvidencePack:
-        try:
-            parsed = self.open(target.path)
-        except UnsupportedArtifact:
-            return fit_pack(gone_pack(target, self.counter.name), budget, self.counter)
-        revs = self.revisions.revs_of(parsed.artifact)
-        earlier = None if target.rev in revs else self.open_at(target.path, target.rev or "")
-        verification = verify_pointer(target, earlier, parsed, revs)
-        episode = self._episode(session, parsed, f"verify {target.path}@{target.rev}", None)
-        d = self._delivery(parsed, episode, None, budget, "verify", "lines")
-        extras = Extras(scope=self._scope(parsed), verification=verification)
-        cands: list[Candidate] = []
-        if verification.status == "ok" and target.anchor is not None:
-            start, end = anchored_span(parsed, target.anchor)
-            cands = [Candidate(start=start, end=end, score=1.0)]
-        return deliver_sparse(d, cands, extras, max_items=1) if cands else deliver_sparse(d, [], extras, max_items=0)
-
-    def _continue(self, session: Session, cursor: str, budget: int) -> EvidencePack:
+    def _directory_page(self, session: Session, cursor: str, budget: int) -> EvidencePack | None:
+        """The next stretch of a directory search, when the cursor is one (else None)."""
         episode_id, _, offset_text = cursor.rpartition(":")
         episode = session.episodes.get(episode_id)
-        if episode is not None and episode.type == "directory" and offset_text == "dir":
-            inventory = self.inventory(episode.path if episode.path != "." else ".")
-            if inventory.fingerprint != episode.fingerprint:
-                raise StaleArtifact(f"{episode.path} changed since this search; run it again")
-            return read_directory(
-                self, session, inventory, action="refine", intent=None, budget=budget, continuing=episode
-            )
-        # Any cursor of a full view still being paged is live: a ranked page (a refine, a new focus) may
-        # have moved the latest one, and the pages only ever cover what was not sent yet.
-        live = offset_text.isdigit() and len(offset_text) <= 15  # an offset, never a 4,300-digit int() error
-        if episode is None or not live or episode.full_view_next is None:
-            raise IntentError(f"cursor {cursor!r} is not a live cursor of this session; call {READ_TOOL} again")
-        parsed = self.open(episode.path)
-        if parsed.artifact.fingerprint != episode.fingerprint:
-            episode.stale = True
-            raise StaleArtifact(f"{episode.path} changed while its full view was paged; read it again")
-        d = self._delivery(parsed, episode, None, budget, "focus", "full")
-        extras = Extras(scope=self._scope(parsed))
-        reason = "the next page of the full view (the pages together are one full view)"
-        try:
-            return deliver_full(d, extras, start=int(offset_text), decision="full_view", reason=reason, continuing=True)
-        except BudgetTooSmall:
-            waiting = replace(
-                extras,
-                left_out=f"no page of the full view fits budget_tokens={budget}: pass this cursor again with a "
-                "larger budget_tokens",
-            )
-            return d.fit(d.pack(items=[], spans=[], decision="full_view", reason=reason, extras=waiting, cursor=cursor))
+        if episode is None or episode.type != "directory" or offset_text != "dir":
+            return None
+        inventory = self.inventory(episode.path if episode.path != "." else ".")
+        if inventory.fingerprint != episode.fingerprint:
+            raise StaleArtifact(f"{episode.path} changed since this search; run it again")
+        return read_directory(self, session, inventory, action="refine", intent=None, budget=budget, continuing=episode)
 
     # -- helpers -----------------------------------------------------------------------------
     def _budget(self, budget: int | None) -> int:
@@ -400,7 +338,7 @@ class ReadEngine:
             )
         return value
 
-    def _episode(self, session: Session, parsed: ParsedArtifact, objective: str, intent: Intent | None) -> Episode:
+    def episode_for(self, session: Session, parsed: ParsedArtifact, objective: str, intent: Intent | None) -> Episode:
         artifact = parsed.artifact
         episode = session.find_episode(artifact.path, artifact.fingerprint, objective)
         if episode is None:
@@ -418,7 +356,7 @@ class ReadEngine:
             session.add_episode(episode)
         return episode
 
-    def _delivery(
+    def delivery_for(
         self, parsed: ParsedArtifact, episode: Episode, intent: Intent | None, budget: int, action: str, view: str
     ) -> Delivery:
         located = intent if says_what_to_locate(intent) else None
@@ -438,7 +376,7 @@ class ReadEngine:
         slots = actions.slots_of(intent) if says_what_to_locate(intent) else []
         return episode_coverage(parsed, episode, slots, unit_limit=2 * self.settings.passage_chars)
 
-    def _scope(self, parsed: ParsedArtifact) -> str:
+    def scope_of(self, parsed: ParsedArtifact) -> str:
         return (
             f"{parsed.type} reader; located with {self.locator.name} over {len(parsed.passages)} passages "
             f"({parsed.lines.line_count} lines)"

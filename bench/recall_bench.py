@@ -61,6 +61,9 @@ def variants() -> dict[str, Switches]:
         "repeated titles kept (running headers and footers count as headings)": [(context, "REPEATED_TITLES", 0)],
         "follow-ups: the same ranking (novelty off)": [(actions, "NOVELTY_WEIGHT", 0)],
         "follow-ups: unread terms x3": [(actions, "NOVELTY_WEIGHT", 2)],
+        "before: no pages of figures beside the best page (votes alone)": [(actions, "NEIGHBOUR_PAGES", 0)],
+        "pages of figures beside the best page: 1 each side": [(actions, "NEIGHBOUR_PAGES", 1)],
+        "pages of figures beside the best page: 3 each side": [(actions, "NEIGHBOUR_PAGES", 3)],
         "coordination 0.5 (scores x share of distinct terms matched ^ 0.5)": [
             (bm25.Bm25Corpus, "scores", coordinated(0.5))
         ],

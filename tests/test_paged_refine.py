@@ -119,3 +119,38 @@ def test_a_page_too_large_to_send_gives_way_to_passages(tmp_path: Path, monkeypa
     packs = collect_then_refine(engine, refines=1)
     refined = item_spans(text, packs[1:])
     assert refined and all(e - s <= 2 * engine.settings.passage_chars for s, e in refined)
+
+
+def figures_page(rng: random.Random, title: str) -> list[str]:
+    """A page of figures that shares none of the goal's words: another statement of the same filing."""
+    rows = [f"{rng.choice(FILLER).title()} {rng.choice(FILLER)} {1_000 + 13 * k:,} {900 + 11 * k:,}" for k in range(40)]
+    return [title, *rows]
+
+
+def test_after_the_best_page_of_figures_the_pages_of_figures_beside_it_come_before_the_next_voted(
+    tmp_path: Path,
+) -> None:
+    # An answer that combines two statements: the second sits two pages before the best one, with a page of
+    # prose between them; the next-voted page is prose elsewhere that names the goal's words once.
+    text, statement = paged_document()
+    pages = text.split("\n\f")
+    rng = random.Random(5)
+    pages[statement - 3] = "\n".join(figures_page(rng, "Consolidated Balance Sheets (millions)"))
+    text = "\n\f".join(pages)
+    engine = engine_for(tmp_path, text)
+    packs = collect_then_refine(engine, refines=2)
+    parsed = engine.open("filing.txt")
+    refined = [{parsed.lines.page_of(s) for s, _ in item_spans(text, [p])} for p in packs[1:]]
+    assert refined[0] == {statement}, refined
+    assert refined[1] == {statement - 2}, f"sent {refined[1]}, not the page of figures beside the best page"
+    shown = sorted(item_spans(text, packs))
+    assert all(a[1] <= b[0] for a, b in itertools.pairwise(shown)), "a character was sent twice"
+
+
+def test_pages_of_prose_beside_the_best_page_are_not_taken_for_statements(tmp_path: Path) -> None:
+    text, statement = paged_document()
+    engine = engine_for(tmp_path, text)
+    parsed = engine.open("filing.txt")
+    assert actions.on_figures(parsed, statement)
+    assert not any(actions.on_figures(parsed, statement + k) for k in (-2, -1, 1, 2))
+    assert actions.page_order(parsed, {statement: 2.0, 4: 1.0}) == [statement, 4]

@@ -16,6 +16,7 @@ from ..locate.exposure import RELATIVE_CUTOFF, Span, plan_exposure
 from ..locate.terms import terms
 from ..models import Intent, Slot, Verification
 from ..readers.base import ParsedArtifact
+from ..select.figures import FIGURES_SHARE, figures_share
 from ..vocabulary import ExposureForm
 from .claims import decide
 from .coverage import GOAL_SLOT, PARTIAL_SUPPORT, support
@@ -28,6 +29,12 @@ RANKING_KEPT = 200
 PAGE_VOTES = 30
 #: ... and sends the rest of the best page only when it is at most this many characters (else passages).
 PAGE_REST_CHARS = 8_000
+#: When the best page is a page of figures (a statement), the pages of figures up to this many pages
+#: either side of it (nearest first) come before the next-voted page (0: off): a statement runs on to
+#: the next page, or the answer combines it with the statement beside it.
+NEIGHBOUR_PAGES = 2
+#: A page is judged a page of figures on at most this many of its first characters.
+FIGURES_JUDGED_CHARS = 16_000
 #: A follow-up counts the goal's terms that nothing delivered contains this many extra times (0: off),
 #: reading the terms of at most SERVED_CHARS delivered characters.
 NOVELTY_WEIGHT = 1
@@ -183,7 +190,8 @@ def rest_of_best_page(
     """On a paged document, what is not yet delivered of the page where the best passages concentrate
     (the sum of their scores): evidence on a page (a statement, a table) is often the whole page, and
     passages show only parts of it. Pages already delivered whole, or whose rest is over
-    PAGE_REST_CHARS, give way to the next; empty when the text has no pages or no page qualifies."""
+    PAGE_REST_CHARS, give way to the next in `page_order`; empty when the text has no pages or no page
+    qualifies."""
     lines = parsed.lines
     if not lines.page_count:
         return []
@@ -191,14 +199,34 @@ def rest_of_best_page(
     for index, score in ranking[:PAGE_VOTES]:
         if score > 0 and (page := lines.page_of(parsed.passages[index].start)) is not None:
             votes[page] = votes.get(page, 0.0) + score
-    for page, score in sorted(votes.items(), key=lambda kv: (-kv[1], kv[0])):
+    text = parsed.artifact.text
+    for page in page_order(parsed, votes):
         start, end = lines.page_span(page)
-        gaps = _undelivered(parsed.artifact.text, episode, start, end)
+        gaps = _undelivered(text, episode, start, end)
         rest = sum(e - s for s, e in gaps)
         if gaps and rest <= PAGE_REST_CHARS:
-            text = parsed.artifact.text
+            score = votes.get(page, 0.0)
             return [Candidate(start=s, end=e, score=score, slots=tag_slots(text[s:e], slots)) for s, e in gaps]
     return []
+
+
+def page_order(parsed: ParsedArtifact, votes: dict[int, float]) -> list[int]:
+    """The pages a refine reads in turn: by their votes, except that when the best page is a page of
+    figures of pages of prose (`ParsedArtifact.prose_pages`: never sheets, rows or records), the pages
+    of figures beside it (NEIGHBOUR_PAGES) follow it, nearest first, whether they were voted or not."""
+    order = sorted(votes, key=lambda p: (-votes[p], p))
+    if not order or not NEIGHBOUR_PAGES or not parsed.prose_pages or not on_figures(parsed, order[0]):
+        return order
+    best, count = order[0], parsed.lines.page_count or 0
+    near = [best + k * sign for k in range(1, NEIGHBOUR_PAGES + 1) for sign in (-1, 1)]
+    beside = [n for n in near if 1 <= n <= count and on_figures(parsed, n)]
+    return [best, *beside, *(p for p in order[1:] if p not in beside)]
+
+
+def on_figures(parsed: ParsedArtifact, page: int) -> bool:
+    """Whether a page is a page of figures (`select/figures.py`), judged on its first FIGURES_JUDGED_CHARS."""
+    start, end = parsed.lines.page_span(page)
+    return figures_share(parsed.artifact.text[start : min(end, start + FIGURES_JUDGED_CHARS)]) >= FIGURES_SHARE
 
 
 def _undelivered(text: str, episode: Episode, start: int, end: int) -> list[tuple[int, int]]:

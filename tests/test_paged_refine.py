@@ -14,6 +14,7 @@ from conftest import item_spans
 from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
 from sparseread_mcp.models import EvidencePack, Slot
 from sparseread_mcp.protocol import actions
+from sparseread_mcp.select.figures import page_of_figures
 
 FILLER = [
     *("river", "harvest", "council", "market", "winter", "bridge", "ledger", "festival", "copper", "quarry"),
@@ -151,6 +152,6 @@ def test_pages_of_prose_beside_the_best_page_are_not_taken_for_statements(tmp_pa
     text, statement = paged_document()
     engine = engine_for(tmp_path, text)
     parsed = engine.open("filing.txt")
-    assert actions.on_figures(parsed, statement)
-    assert not any(actions.on_figures(parsed, statement + k) for k in (-2, -1, 1, 2))
+    assert page_of_figures(parsed, statement)
+    assert not any(page_of_figures(parsed, statement + k) for k in (-2, -1, 1, 2))
     assert actions.page_order(parsed, {statement: 2.0, 4: 1.0}) == [statement, 4]

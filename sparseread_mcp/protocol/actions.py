@@ -16,7 +16,7 @@ from ..locate.exposure import RELATIVE_CUTOFF, Span, plan_exposure
 from ..locate.terms import terms
 from ..models import Intent, Slot, Verification
 from ..readers.base import ParsedArtifact
-from ..select.figures import FIGURES_SHARE, figures_share
+from ..select.figures import page_of_figures
 from ..vocabulary import ExposureForm
 from .claims import decide
 from .coverage import GOAL_SLOT, PARTIAL_SUPPORT, support
@@ -33,8 +33,6 @@ PAGE_REST_CHARS = 8_000
 #: either side of it (nearest first) come before the next-voted page (0: off): a statement runs on to
 #: the next page, or the answer combines it with the statement beside it.
 NEIGHBOUR_PAGES = 2
-#: A page is judged a page of figures on at most this many of its first characters.
-FIGURES_JUDGED_CHARS = 16_000
 #: A follow-up counts the goal's terms that nothing delivered contains this many extra times (0: off),
 #: reading the terms of at most SERVED_CHARS delivered characters.
 NOVELTY_WEIGHT = 1
@@ -215,18 +213,12 @@ def page_order(parsed: ParsedArtifact, votes: dict[int, float]) -> list[int]:
     figures of pages of prose (`ParsedArtifact.prose_pages`: never sheets, rows or records), the pages
     of figures beside it (NEIGHBOUR_PAGES) follow it, nearest first, whether they were voted or not."""
     order = sorted(votes, key=lambda p: (-votes[p], p))
-    if not order or not NEIGHBOUR_PAGES or not parsed.prose_pages or not on_figures(parsed, order[0]):
+    if not order or not NEIGHBOUR_PAGES or not parsed.prose_pages or not page_of_figures(parsed, order[0]):
         return order
     best, count = order[0], parsed.lines.page_count or 0
     near = [best + k * sign for k in range(1, NEIGHBOUR_PAGES + 1) for sign in (-1, 1)]
-    beside = [n for n in near if 1 <= n <= count and on_figures(parsed, n)]
+    beside = [n for n in near if 1 <= n <= count and page_of_figures(parsed, n)]
     return [best, *beside, *(p for p in order[1:] if p not in beside)]
-
-
-def on_figures(parsed: ParsedArtifact, page: int) -> bool:
-    """Whether a page is a page of figures (`select/figures.py`), judged on its first FIGURES_JUDGED_CHARS."""
-    start, end = parsed.lines.page_span(page)
-    return figures_share(parsed.artifact.text[start : min(end, start + FIGURES_JUDGED_CHARS)]) >= FIGURES_SHARE
 
 
 def _undelivered(text: str, episode: Episode, start: int, end: int) -> list[tuple[int, int]]:

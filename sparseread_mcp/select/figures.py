@@ -15,7 +15,8 @@ from ..readers.base import ParsedArtifact
 #: A page is figures when at least this share of its words are figures (1,488  (370)  12.5%  $5,363).
 #: Running prose stays under one word in twenty; a printed statement is one in four or more.
 FIGURES_SHARE = 0.15
-#: The page is judged on at most this many characters each side of the best hit (a page may be huge).
+#: A page is judged on at most this many characters each side of the best hit, or on twice as many from
+#: its start when there is no hit to judge it around (a page may be huge).
 _AROUND = 8_000
 _FIGURE = re.compile(r"[(\[$€£-]*\d[\d,.]*[)\]%]*")
 
@@ -25,6 +26,16 @@ def figures_share(text: str) -> float:
     return sum(1 for w in words if _FIGURE.fullmatch(w)) / len(words) if words else 0.0
 
 
+def page_of_figures(parsed: ParsedArtifact, page: int, near: tuple[int, int] | None = None) -> bool:
+    """Whether `page` is a page of figures, judged around the span `near` (a hit on it) or from its start."""
+    start, end = parsed.lines.page_span(page)
+    if near is None:
+        end = min(end, start + 2 * _AROUND)
+    else:
+        start, end = max(start, near[0] - _AROUND), min(end, near[1] + _AROUND)
+    return figures_share(parsed.artifact.text[start:end]) >= FIGURES_SHARE
+
+
 def best_on_figures(parsed: ParsedArtifact, ranking: list[tuple[int, float]]) -> bool:
     """Whether the best-ranked passage lies on a page of figures of pages of prose (never a sheet, a
     row or a record: `ParsedArtifact.prose_pages`)."""
@@ -32,8 +43,4 @@ def best_on_figures(parsed: ParsedArtifact, ranking: list[tuple[int, float]]) ->
         return False
     passage = parsed.passages[ranking[0][0]]
     page = parsed.lines.page_of(passage.start)
-    if page is None:
-        return False
-    start, end = parsed.lines.page_span(page)
-    start, end = max(start, passage.start - _AROUND), min(end, passage.end + _AROUND)
-    return figures_share(parsed.artifact.text[start:end]) >= FIGURES_SHARE
+    return page is not None and page_of_figures(parsed, page, near=(passage.start, passage.end))

@@ -53,7 +53,7 @@ from mcp.types import CallToolResult, TextContent
 from sparseread_mcp import Settings
 from sparseread_mcp.select.calibrate import covered, doc_file, gold_spans
 from sparseread_mcp.tokens import TokenCounter
-from sparseread_mcp.wire import record_of
+from sparseread_mcp.wire import gate_decision, record_of
 
 REPO = Path(__file__).resolve().parent.parent
 SETS = ("financebench", "tatqa", "fetaqa", "contracts")
@@ -144,7 +144,7 @@ class AgentRun:
         if "episode" not in pack:  # a verdict about a file held whole: nothing delivered, nothing charged
             self.decisions.append("native_fit")
             return
-        self.decisions.append(pack["gate"]["decision"])
+        self.decisions.append(gate_decision(pack))
         (self.verify_spans if verified else self.spans).extend(self._span(item) for item in pack.get("items", []))
         exposure = pack["exposure"]  # the wire's compact ledger: chars, E, L, full_chars; an absent count is 0
         ledger = self.ledgers.setdefault(pack["episode"]["id"], Ledger(full_view_chars=exposure["L"]))
@@ -218,7 +218,7 @@ async def agent(client: Client, target: str, question: Json, policy: Policy, see
                 break
             if pack.get("cursor"):
                 args = {"target": target, "cursor": pack["cursor"], **budget}
-            elif pack["gate"]["decision"] in CLOSING or not pack.get("items"):
+            elif gate_decision(pack) in CLOSING or not pack.get("items"):
                 break
             else:
                 args = {"target": target, "action": "refine", **budget}

@@ -1,7 +1,7 @@
 """What goes on the wire: the one serialization every answer is sent and counted in, so a budget measured
 here is the budget the agent pays.
 
-An answer says only what carries information (protocol 3):
+An answer says only what carries information (protocol 4):
 
 - no `null`, empty or default-valued field: an absent list is empty, an absent flag is its default
   (`generated`, `truncated`, `closed`, `stale` false; `outline_complete` true), an absent number is 0;
@@ -14,15 +14,16 @@ An answer says only what carries information (protocol 3):
   that slot, the items do not (its coverage entry says it once); `unresolved` is sent only where it is not
   simply the slots whose coverage is not `found`; fingerprints are sent as their first 12 hex digits, as
   pointers carry them;
-- no `view` when it is `snippets`, no `action` when it is `focus`; no gate `reason` and no `scope` for an
-  ordinary sparse batch (`decision` says it, and `selection`, when said, names reader and method); no item
+- no `view` when it is `snippets`, no `action` when it is `focus`; no `gate` and no `scope` for an
+  ordinary sparse batch (an absent gate is the decision `sparse` for its routine reason, and `selection`,
+  when said, names reader and method; `gate_decision` reads it back); no item
   `score` where the items come best first (their order says it);
   `selection` only when the robust default answered (its configuration and measured `reliability`):
   otherwise `scope` names the reader and the method, and the view the exposure form;
 - an evidence pack's `episode` is its `id`, with its `artifact` (path, type, fingerprint) only where its
   items' pointers (with no items, its `already_delivered` ones) do not already name the file and version;
   its `objective` is the agent's own goal, not repeated (`sro_card` lists each episode's);
-- a Preview (the first answer about any file) states `protocol`: 3; one whose route is `native` carries
+- a Preview (the first answer about any file) states `protocol`: 4; one whose route is `native` carries
   the whole file as `content` with a minimal frame: its `artifact` is the `fingerprint` alone (the path is
   the agent's own), and no `reason`, `outline`, `L` or `L_tokens` (the file says them; `tokens` its cost).
   It is sent as two text blocks (`wire_blocks`): the frame `{"protocol", "fingerprint", "tokens"}` (the
@@ -47,7 +48,8 @@ Preview has no structured copy: it would carry the file a second time, escaped, 
 would lose the raw block; every client passes text blocks on.
 
 Protocol 3 (from 2): a native Preview is two text blocks with no structured copy; a verdict about a file
-held whole is its status and pointer alone.
+held whole is its status and pointer alone. Protocol 4 (from 3): an ordinary sparse batch has no `gate`
+(it was `{"decision": "sparse"}`, the same on nearly every answer).
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ from pydantic import BaseModel
 from .models import CompactResult, EvidencePack, Preview
 
 #: The protocol these names and omissions define; stated in every Preview (`protocol`).
-PROTOCOL = 3
+PROTOCOL = 4
 #: Hex digits of a fingerprint on the wire: the prefix a `sha256:` pointer revision carries.
 FINGERPRINT_DIGITS = 12
 #: Anchors that state a line range; an item with one of them needs no separate `lines`.
@@ -70,6 +72,8 @@ _LINE_ANCHOR = re.compile(r"L(\d+)(?:-L(\d+))?(?::C\d+-C\d+)?")
 DEFAULT_VIEW = "snippets"
 #: The action an answer is about unless it says another (the agent's own request, not echoed).
 DEFAULT_ACTION = "focus"
+#: The gate decision an answer with no `gate` was made under: an ordinary sparse batch.
+DEFAULT_DECISION = "sparse"
 #: The gate's reason for an ordinary sparse batch says no more than its decision and its items do.
 _ROUTINE_GATE = re.compile(r"sparse read: \d+ passage\(s\) within E <= L")
 #: Ledger fields the wire derives or drops: remaining = L - E; the payload's tokens are within `tokens`.
@@ -115,6 +119,13 @@ def record_of(blocks: list[str]) -> dict[str, Any]:
         if "fingerprint" in record:
             record["artifact"] = {"fingerprint": record.pop("fingerprint")}
     return record
+
+
+def gate_decision(record: dict[str, Any]) -> str:
+    """The gate decision an answer's record (`wire_dict`, `record_of`) states: an ordinary sparse batch
+    states none."""
+    gate = record.get("gate")
+    return str(gate["decision"]) if isinstance(gate, dict) and "decision" in gate else DEFAULT_DECISION
 
 
 def _compact(record: dict[str, Any]) -> str:
@@ -270,9 +281,11 @@ def _defaults_and_routine_left_out(pack: dict[str, Any]) -> None:
         del pack["selection"]  # reader and method are in `scope`, the exposure form is the view
     elif isinstance(selection, dict):
         selection.pop("reason", None)
-    ordinary = isinstance(gate, dict) and gate.get("decision") == "sparse" and "reason" not in gate
+    ordinary = isinstance(gate, dict) and gate.get("decision") == DEFAULT_DECISION and "reason" not in gate
     if ordinary and items:
         pack.pop("scope", None)  # an ordinary batch: `selection`, when said, names reader and method
+    if ordinary:
+        del pack["gate"]  # its decision is the default and its reason routine
     _one_slot_said_once(pack)
     scores = [i.get("score", 0.0) for i in items]
     if scores == sorted(scores, reverse=True):  # best first: the order says what the scores would

@@ -8,7 +8,7 @@ from conftest import source_at
 from mcp import Client
 from mcp.types import TextContent
 
-from sparseread_mcp.wire import record_of
+from sparseread_mcp.wire import gate_decision, record_of
 
 
 async def call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -52,7 +52,7 @@ async def reading_flow(client: Client, path: str, source: str, question: str) ->
     assert preview["outline"]
 
     focus = await call(client, "sro_read", {"target": path, "intent": {"goal": question}})
-    assert focus["gate"]["decision"] == "sparse" and focus["items"]
+    assert gate_decision(focus) == "sparse" and "gate" not in focus and focus["items"]
     check_items(focus, source)
     episode = focus["episode"]["id"]
     ledger = [focus["exposure"].get("chars", 0)]

@@ -26,7 +26,7 @@ from sparseread_mcp.models import (
 )
 from sparseread_mcp.serve.server import create_server
 from sparseread_mcp.tokens import TokenCounter
-from sparseread_mcp.wire import PROTOCOL, record_of, wire_blocks, wire_dict, wire_json
+from sparseread_mcp.wire import PROTOCOL, gate_decision, record_of, wire_blocks, wire_dict, wire_json
 
 pytestmark = pytest.mark.anyio
 
@@ -190,6 +190,8 @@ async def test_an_item_says_its_anchor_and_lines_once_in_its_pointer(tmp_path: P
     # A one-slot answer whose every item serves that slot does not say it on each item.
     assert all("slots" not in item for item in focus["items"])
     assert set(focus["episode"]) == {"id"}  # the pointers name the file and its version; the goal is ours
+    # An ordinary sparse batch: the decision is the default and its reason routine, so no gate is said.
+    assert "gate" not in focus and gate_decision(focus) == "sparse"
     # `scope` names reader and method: a selection is said only for the robust default, with its reliability.
     assert set(focus.get("selection", {"reliability": 1})) <= {"configuration", "reliability"}
     exposure = focus["exposure"]
@@ -252,6 +254,7 @@ def test_the_wire_keeps_what_differs_from_the_default_and_drops_what_repeats() -
     ]
     assert "unresolved" not in wire  # the slots not found, as coverage says
     assert wire["gate"] == {"decision": "fallback", "reason": "the batch would pass L"}  # not routine: kept
+    assert gate_decision(wire) == "fallback"
     assert wire["exposure"] == {"chars": 5, "E": 9, "L": 90, "L_tokens": 20}
     assert "view" not in wire and "truncated" not in wire and "generated" not in wire
     odd = pack.model_copy(update={"unresolved": ["a", "b"]})  # not derivable: said

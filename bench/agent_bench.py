@@ -317,7 +317,7 @@ def table(rows: list[Json], policy: Policy, schema_tokens: tuple[int, int]) -> l
         f"{STOPS[policy.stop]} or at {policy.exposure_tokens:,} tokens received), verify. "
         "Tokens = tool results as the model reads them.",
         f"Tool schemas (list_tools, paid once per prompt, not counted below): {schema_tokens[0]:,} tokens "
-        f"(names, descriptions, input schemas), {schema_tokens[1]:,} with the output schemas.",
+        f"(names, descriptions, input schemas, compact JSON), {schema_tokens[1]:,} with every other field listed.",
         f"{'set':<13}{'mode':<9}{'n':>4}{'native':>8}{'ours med':>10}{'full med':>10}{'ratio':>8}"
         f"{'med q':>8}{'total':>8}{'hit>=80%':>10}{'w/ verify':>10}{'calls':>7}{'full':>5}{'fallbk':>7}"
         f"{'max E/L':>9}{'doc/L':>7}"
@@ -367,7 +367,8 @@ async def schema_tokens(docs: Path, counter: TokenCounter) -> tuple[int, int]:
     async with Client(params) as client:
         tools = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in (await client.list_tools()).tools]
     shown = [{k: t[k] for k in ("name", "description", "inputSchema") if k in t} for t in tools]
-    return counter.count(json.dumps(shown)), counter.count(json.dumps(tools))
+    compact = {"separators": (",", ":")}  # as bench/wire_bench.py counts them: no JSON padding
+    return counter.count(json.dumps(shown, **compact)), counter.count(json.dumps(tools, **compact))  # type: ignore[arg-type]
 
 
 def main(argv: list[str] | None = None) -> Json:

@@ -9,7 +9,6 @@ Needs the `pdf` extra: PyMuPDF, which is AGPL-licensed.
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter
 from pathlib import Path
 
 from ..commands.install import extra_hint
@@ -21,12 +20,11 @@ from ..progress import report
 from ..select.configuration import Configuration
 from ..vocabulary import Action
 from .base import OutlineEntry, PageAnchors, ParsedArtifact
+from .page_outline import page_outline
 from .text import text_structure
 
 #: Below this many characters per page on average the file has no usable text layer.
 _MIN_CHARS_PER_PAGE = 20
-#: A page's first line that recurs on this share of pages is a running header, not a heading.
-_RUNNING_HEADER_SHARE = 0.3
 MAX_PAGES_PER_READ = 20
 
 
@@ -107,18 +105,5 @@ def _outline(index: LineIndex, pages: list[str], toc: list[tuple[int, str, int]]
                 OutlineEntry(title=title.strip(), anchor=f"p{page}", first_line=first, last_line=last, level=level)
             )
         return tuple(entries)
-    firsts = [_first_lines(p) for p in pages]
-    common = Counter(line for lines in firsts for line in set(lines[:2]))
-    for number, lines in enumerate(firsts, start=1):
-        heading = next((ln for ln in lines if common[ln] <= max(1, _RUNNING_HEADER_SHARE * len(pages))), "")
-        first, last = page_lines(number, number)
-        entries.append(
-            OutlineEntry(
-                title=f"p{number}: {heading[:70]}", anchor=f"p{number}", first_line=first, last_line=last, level=1
-            )
-        )
-    return tuple(entries)
-
-
-def _first_lines(page: str) -> list[str]:
-    return [line.strip() for line in page.split("\n") if line.strip()][:3]
+    # No table of contents: the pages that begin with a title, each spanning the untitled pages after it.
+    return page_outline(index)

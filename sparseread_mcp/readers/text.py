@@ -18,6 +18,7 @@ from ..files.lines import LineIndex
 from ..select.configuration import Configuration
 from ..vocabulary import Action
 from .base import OutlineEntry, ParsedArtifact, Passage, PassageKind
+from .page_outline import page_outline
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".mkd", ".mdx"})
 TEXT_SUFFIXES = frozenset({".txt", ".text", ".rst", ".adoc", ".org", ""})
@@ -288,24 +289,5 @@ def _outline(index: LineIndex, blocks: list[_Block]) -> tuple[OutlineEntry, ...]
             )
         return tuple(entries)
     if index.page_count:
-        return tuple(_page_entries(index))
+        return page_outline(index)
     return ()
-
-
-def _page_entries(index: LineIndex) -> list[OutlineEntry]:
-    entries = []
-    for page in range(1, (index.page_count or 1) + 1):
-        start, end = index.page_span(page)
-        first_line = index.line_of(start)
-        last_line = index.line_of(max(start, end - 1))
-        title = next((ln.strip() for ln in index.text[start:end].split("\n") if ln.strip()), "")
-        entries.append(
-            OutlineEntry(
-                title=f"p{page}: {title[:60]}",
-                anchor=f"p{page}",
-                first_line=first_line,
-                last_line=last_line,
-                level=1,
-            )
-        )
-    return entries

@@ -35,7 +35,7 @@ def page_outline(index: LineIndex) -> tuple[OutlineEntry, ...]:
     pages = index.page_count or 1  # text with no form feed is one page
     firsts = [_first_lines(index, page) for page in range(1, pages + 1)]
     met = Counter(line for lines in firsts for line in set(lines))
-    titled = []
+    titled: list[tuple[int, str]] = []  # (page, title)
     for page, lines in enumerate(firsts, start=1):
         title = next((ln for ln in lines if met[ln] <= RUNNING_HEADER_PAGES and is_title(ln)), None)
         if title is not None and (not titled or titled[-1][1] != title):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ..deadline import checkpoint
 from ..files.lines import LineIndex
 from .base import OutlineEntry
 
@@ -28,12 +29,17 @@ SHORT_TITLE_WORDS = 6
 ENTRY_TITLE_CHARS = 70
 #: Characters read from the top of a page to find its first lines (a page may be one huge line).
 _HEAD_CHARS = 4 * TITLE_LINES * TITLE_CHARS
+_CHECK_EVERY = 4096
 
 
 def page_outline(index: LineIndex) -> tuple[OutlineEntry, ...]:
     """One entry per page that begins with a title, spanning the untitled pages after it."""
     pages = index.page_count or 1  # text with no form feed is one page
-    firsts = [_first_lines(index, page) for page in range(1, pages + 1)]
+    firsts = []
+    for page in range(1, pages + 1):
+        if page % _CHECK_EVERY == 0:
+            checkpoint()  # a hostile file may hold a form feed on every line
+        firsts.append(_first_lines(index, page))
     met = Counter(line for lines in firsts for line in set(lines))
     titled: list[tuple[int, str]] = []  # (page, title)
     for page, lines in enumerate(firsts, start=1):

@@ -6,7 +6,8 @@ An answer says only what carries information (protocol 4):
 - no `null`, empty or default-valued field: an absent list is empty, an absent flag is its default
   (`generated`, `truncated`, `closed`, `stale` false; `outline_complete` true), an absent number is 0;
 - nothing twice: an item's `anchor` is the part of its `pointer` after `#`, and its `lines` (like an
-  outline entry's) are sent only where that anchor does not already say them (`L12-L18`); an outline
+  outline entry's) are sent only where that anchor does not already say them (`L12-L18`), its `page`
+  only where that anchor does not name it (a PDF's `p17:L3-L9` does); an outline
   entry's `level` is sent when it is not 1; a list of pointers names each once; a slot's `pointers` leave
   out the items of the same answer that name that slot (in a one-slot answer, every item) and, in a
   one-slot answer whose every
@@ -49,7 +50,8 @@ would lose the raw block; every client passes text blocks on.
 
 Protocol 3 (from 2): a native Preview is two text blocks with no structured copy; a verdict about a file
 held whole is its status and pointer alone. Protocol 4 (from 3): an ordinary sparse batch has no `gate`
-(it was `{"decision": "sparse"}`, the same on nearly every answer).
+(it was `{"decision": "sparse"}`, the same on nearly every answer); an item whose pointer names its page
+(a PDF's `#p17:L3-L9`) has no `page`.
 """
 
 from __future__ import annotations
@@ -191,12 +193,20 @@ def _item(item: dict[str, Any]) -> None:
         del item["anchor"]
         if _says_lines(anchor, item.get("lines")):
             del item["lines"]
+    if _says_page(item["pointer"], item.get("page")):
+        del item["page"]
     score = item.get("score")
     if isinstance(score, float):
         if score:
             item["score"] = round(score, 2)
         else:
             del item["score"]
+
+
+def _says_page(pointer: str, page: object) -> bool:
+    """Whether `pointer`'s anchor names the page `page` (`#p17`, `#p17:L3-L9`: a PDF's anchors do)."""
+    anchor = pointer.rsplit("#", 1)[-1]
+    return isinstance(page, int) and (anchor == f"p{page}" or anchor.startswith(f"p{page}:"))
 
 
 def _says_lines(anchor: str, lines: object) -> bool:

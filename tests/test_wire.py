@@ -241,10 +241,9 @@ def test_the_wire_keeps_what_differs_from_the_default_and_drops_what_repeats() -
     assert second == {
         "pointer": "a.md@sha256:0123456789ab#p2",
         "lines": [9, 12],
-        "page": 2,
         "text": "u",
         "slots": ["b"],
-    }  # a page anchor does not say the lines
+    }  # a page anchor does not say the lines; it says the page
     unordered = pack.model_copy(update={"items": pack.items[::-1]})
     assert [i.get("score") for i in wire_dict(unordered)["items"]] == [None, 0.12]  # said: a zero score is not
     assert wire["coverage"] == [
@@ -314,6 +313,31 @@ async def test_preview_validates_its_intent_like_read_does(tmp_path: Path) -> No
         wrong = await client.call_tool("sro_read", {"target": "a.md", "budget": 900})
     assert bad.is_error and "goals" in bad.content[0].text  # type: ignore[union-attr]
     assert wrong.is_error and "did you mean budget_tokens" in wrong.content[0].text  # type: ignore[union-attr]
+
+
+def test_an_item_says_its_page_only_where_its_pointer_does_not() -> None:
+    def item(anchor: str, page: int) -> dict[str, object]:
+        evidence = EvidenceItem(
+            pointer=f"r.pdf@sha256:0123456789ab#{anchor}", anchor=anchor, lines=None, page=page, text="t", score=0.0
+        )
+        pack = EvidencePack(
+            episode=_episode("f" * 64),
+            action="focus",
+            view="snippets",
+            items=[evidence],
+            coverage=[],
+            unresolved=[],
+            scope="s",
+            exposure=_ledger(5, 2, 5),
+            gate=Gate(decision="sparse", reason="sparse read: 1 passage(s) within E <= L"),
+            truncated=False,
+            tokens=50,
+        )
+        return dict(wire_dict(pack)["items"][0])
+
+    assert "page" not in item("p17:L3-L9", 17) and "page" not in item("p17", 17)  # a PDF's anchor names it
+    assert item("L1925-L1930", 35)["page"] == 35  # lines of a form-feed text: the page is news
+    assert item("p1:L3-L9", 17)["page"] == 17  # not the page the anchor names (p1 is no prefix of p17)
 
 
 def test_a_one_slot_answer_names_a_match_it_does_not_resend_once() -> None:

@@ -29,11 +29,11 @@ from .gate.respond import fit_card, fit_preview
 from .gate.route import choose_route
 from .locate import LocatorSet
 from .models import Card, EvidencePack, Intent, Preview
-from .preview import binary_card, build_preview
+from .preview import PREVIEW_SAMPLES, binary_card, build_preview
 from .protocol import actions
 from .protocol.card import build_card
 from .protocol.coverage import episode_coverage
-from .protocol.intents import effective_intent, objective_of, says_what_to_locate
+from .protocol.intents import effective_intent, objective_of, query_for, says_what_to_locate
 from .protocol.session import Episode, Session
 from .readers.base import ParsedArtifact, Reader, parsed_bytes
 from .readers.registry import ReaderRegistry, default_registry
@@ -204,11 +204,18 @@ class ReadEngine:
             counter=self.counter,
             budget_tokens=budget,
             configurations=self.registry.configurations(reader),
+            matches=self._best_matches(parsed, intent) if not route.native else None,
         )
         preview = fit_preview(preview, budget, self.counter)  # the guarantee: within budget, or a clear error
         if preview.content is not None:
             session.whole[parsed.artifact.path] = parsed.artifact.fingerprint
         return preview
+
+    def _best_matches(self, parsed: ParsedArtifact, intent: Intent | None) -> list[int] | None:
+        """The passages the preview's own intent ranks first (BM25), for its samples; None without one."""
+        if not says_what_to_locate(intent):
+            return None
+        return [index for index, _ in self.locator.rank(parsed, query_for(intent))[:PREVIEW_SAMPLES]]
 
     def read(self, session_key: str, request: ReadRequest, *, reserve_tokens: int = 0) -> EvidencePack:
         """The EvidencePack for `request`, within its budget less `reserve_tokens` (kept free for what the

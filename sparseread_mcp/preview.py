@@ -11,7 +11,8 @@ from .readers.base import OutlineEntry, ParsedArtifact
 from .tokens import TokenCounter, stamp_tokens
 
 _SAMPLE_CHARS = 240
-_SAMPLES = 3
+#: Samples in a preview: the intent's best matches, else passages spread through the file.
+PREVIEW_SAMPLES = 3
 
 
 def build_preview(
@@ -23,9 +24,11 @@ def build_preview(
     budget_tokens: int | None,
     configurations: list[str] | None = None,
     line_range: tuple[int, int] | None = None,
+    matches: list[int] | None = None,
 ) -> Preview:
     """Outline, samples and signals; shed toward `budget_tokens` (gate/respond.py) when one is given, else
-    whole (a pack that carries it fits it to what the pack leaves)."""
+    whole (a pack that carries it fits it to what the pack leaves). The samples open the passages
+    `matches` (indexes, best first: what the preview's intent located), else passages spread through it."""
     artifact = parsed.artifact
     entries = list(parsed.outline)
     if line_range is not None:
@@ -38,7 +41,7 @@ def build_preview(
         full_view_chars=len(artifact.text),
         full_view_tokens=full_view_tokens,
         outline=[_outline_item(e) for e in entries],
-        samples=[] if native else _samples(parsed),
+        samples=[] if native else _samples(parsed, matches),
         # The whole content is here: signals and other ways to read it would only repeat what it shows.
         signals={} if native else _signals(parsed),
         route="native" if native else "sparse",
@@ -74,14 +77,18 @@ def _outline_item(entry: OutlineEntry) -> OutlineItem:
     )
 
 
-def _samples(parsed: ParsedArtifact) -> list[EvidenceItem]:
-    """The opening of the first few body passages, each cut at a line or space so it stays verbatim."""
+def _samples(parsed: ParsedArtifact, matches: list[int] | None) -> list[EvidenceItem]:
+    """The opening of a few passages, each cut at a line or space so it stays verbatim: the matches given,
+    else body passages spread through the file."""
     from .evidence import Candidate, item_for
 
     out: list[EvidenceItem] = []
-    body = [p for p in parsed.passages if p.kind != "heading" and len(parsed.text_of(p).strip()) > 40]
-    step = max(1, len(body) // _SAMPLES)
-    for passage in body[::step][:_SAMPLES]:
+    if matches:
+        chosen = [parsed.passages[i] for i in matches[:PREVIEW_SAMPLES]]
+    else:
+        body = [p for p in parsed.passages if p.kind != "heading" and len(parsed.text_of(p).strip()) > 40]
+        chosen = body[:: max(1, len(body) // PREVIEW_SAMPLES)][:PREVIEW_SAMPLES]
+    for passage in chosen:
         lines = parsed.lines
         start = passage.start
         line = lines.line_of(start)

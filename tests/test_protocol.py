@@ -65,6 +65,22 @@ def test_refine_never_resends_an_item(manual: tuple[ReadEngine, str]) -> None:
         assert more.episode.id == first.episode.id
 
 
+def test_refine_reads_on_down_the_ranking_until_every_match_was_read(tmp_path: Path) -> None:
+    # Forty sections, each naming the term once among other words: more matches than one refine takes.
+    filler = " ".join(["the survey recorded routine figures for the quarter"] * 6)
+    parts = [f"## Part {n}\n\nPart {n} notes a quasar sighting (QX{n}). {filler}\n" for n in range(40)]
+    (tmp_path / "log.md").write_text("\n".join(parts))
+    engine = ReadEngine(Settings(roots=(tmp_path,), native_fit_tokens=0))
+    pack = engine.read("s", ReadRequest(target="log.md", intent=Intent(goal="quasar sighting"), budget_tokens=600))
+    read = {m for i in pack.items for m in re.findall(r"QX\d+", i.text)}
+    for _ in range(40):
+        more = engine.read("s", ReadRequest(target="log.md", action="refine", budget_tokens=600))
+        if not more.items:
+            break
+        read |= {m for i in more.items for m in re.findall(r"QX\d+", i.text)}
+    assert read == {f"QX{n}" for n in range(40)}  # no refine came back empty while a match was unread
+
+
 def test_refine_around_an_anchor_expands_to_the_neighbours(manual: tuple[ReadEngine, str]) -> None:
     engine, _ = manual
     pack = engine.read("s", ReadRequest(target="manual.md", intent=Intent(needles=["SEC20-P1-MARK"])))

@@ -153,7 +153,8 @@ def refine(
         if intent is not None and NOVELTY_WEIGHT and episode.delivered:
             # Pages are voted by the goal as asked (above); the next passages favour what was not read yet.
             ranking = locator.rank(parsed, novel_query(parsed, episode, intent))
-        out.extend(c for c in _top(parsed, ranking, slots, limit=12, cutoff=0.0) if fresh(c))
+        # Delivered passages are skipped before the limit counts: each follow-up reaches further down.
+        out.extend(_top(parsed, ranking, slots, limit=12, cutoff=0.0, skip=episode.overlaps_delivered))
         for delivered in episode.delivered[:3]:
             out.extend(_neighbours(parsed, (delivered.start, delivered.end), slots, width=1))
     seen: set[tuple[int, int]] = set()

@@ -55,6 +55,7 @@ def test_stdout_carries_only_json_rpc_and_logs_are_json_lines_on_stderr(tmp_path
     assert all(r["jsonrpc"] == "2.0" for r in replies)
     by_id = {r["id"]: r for r in replies if "id" in r}
     assert {1, 2, 3, 4} <= set(by_id)
+    assert "result" in by_id[3], (by_id[3], stderr[-3000:])
     assert by_id[3]["result"]["structuredContent"]["items"]
     assert by_id[4]["result"]["isError"]
     logs = [json.loads(line) for line in stderr.splitlines() if line.strip()]

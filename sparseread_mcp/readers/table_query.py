@@ -49,6 +49,10 @@ DEFAULT_MEMORY_MB = 512
 _PROCESS_OVERHEAD_MB = 512
 _SANDBOX = Path(__file__).with_name("table_sandbox.py")
 _POLL_SECONDS = 0.05
+#: Query processes that run at once. More would share the cores and each one's wall-clock limit would
+#: measure the load, not the query: fifty concurrent sessions on two cores stopped sound queries at 10 s.
+#: A process-wide bound on a resource, not a cache: the limit counts from when a query's process starts.
+_QUERY_SLOTS = threading.BoundedSemaphore(max(2, os.cpu_count() or 2))
 _ADVICE = "aggregate (count, sum, GROUP BY), filter with WHERE, select fewer columns, or add LIMIT"
 
 
@@ -267,6 +271,19 @@ class TableQueries:
 
 
 def _sandboxed(request: dict[str, Any]) -> dict[str, Any]:
+    """Run the request in a fresh child once a query slot is free (waiting under the call's deadline)."""
+    while not _QUERY_SLOTS.acquire(timeout=_POLL_SECONDS):
+        try:
+            checkpoint()
+        except TimedOut as exc:
+            raise TimedOut(f"{exc} (the SQL query waited for other queries and never started)") from exc
+    try:
+        return _run_child(request)
+    finally:
+        _QUERY_SLOTS.release()
+
+
+def _run_child(request: dict[str, Any]) -> dict[str, Any]:
     """Run the request in a fresh child; kill it at the query's limit or the call's deadline."""
     limit = TIME_LIMIT_SECONDS
     started = time.monotonic()

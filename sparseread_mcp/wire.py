@@ -11,7 +11,8 @@ An answer says only what carries information (protocol 4):
   entry's `level` is sent when it is not 1; a list of pointers names each once; a slot's `pointers` leave
   out the items of the same answer that name that slot (in a one-slot answer, every item) and, in a
   one-slot answer whose every
-  `already_delivered` match the slot lists, those matches; in a one-slot answer whose every item names
+  `already_delivered` match the slot lists, those matches, and the passages inside an item of the answer no
+  longer than a window (`WINDOW_CHARS`: the item shows them); in a one-slot answer whose every item names
   that slot, the items do not (its coverage entry says it once); `unresolved` is sent only where it is not
   simply the slots whose coverage is not `found`; fingerprints are sent as their first 12 hex digits, as
   pointers carry them;
@@ -78,6 +79,10 @@ DEFAULT_ACTION = "focus"
 DEFAULT_DECISION = "sparse"
 #: The gate's reason for an ordinary sparse batch says no more than its decision and its items do.
 _ROUTINE_GATE = re.compile(r"sparse read: \d+ passage\(s\) within E <= L")
+#: Anchors of whole lines, on a page or not (`L12-L18`, `p3:L4-L9`).
+_WHOLE_LINES = re.compile(r"(?:p\d+:)?L(\d+)(?:-L(\d+))?")
+#: An item at most this long shows the passages inside it: a slot's pointers into it are left out.
+WINDOW_CHARS = 4_000
 #: Ledger fields the wire derives or drops: remaining = L - E; the payload's tokens are within `tokens`.
 _DERIVED_EXPOSURE = ("remaining_chars", "payload_tokens")
 #: What a native Preview leaves out: its content is the whole file, which says all of these.
@@ -235,11 +240,31 @@ def _coverage_said_once(pack: dict[str, Any]) -> None:
         implied = delivered if len(coverage) == 1 and delivered <= set(listed) else set()
         rest = [p for p in listed if entry["slot"] not in named.get(p, []) and p not in implied]
         if len(coverage) == 1:
-            rest = [p for p in rest if p not in named]
+            rest = [p for p in rest if p not in named and not _inside_a_window(p, items)]
         if rest:
             entry["pointers"] = rest
         else:
             entry.pop("pointers", None)
+
+
+def _inside_a_window(pointer: str, items: list[dict[str, Any]]) -> bool:
+    """Whether `pointer` names lines inside an item of this answer no longer than a window: the item shows
+    them already. Inside a longer item (a page of a full view) the pointer still says where to look."""
+    lines = _pointer_lines(pointer)
+    file = pointer.rsplit("#", 1)[0]
+    for item in items:
+        held = _pointer_lines(item["pointer"])
+        same_window = item["pointer"].rsplit("#", 1)[0] == file and len(item.get("text", "")) <= WINDOW_CHARS
+        if lines and held and same_window and held[0] <= lines[0] and lines[1] <= held[1]:
+            return True
+    return False
+
+
+def _pointer_lines(pointer: str) -> tuple[int, int] | None:
+    """The first and last line a pointer's anchor names (`#L12-L18`, `#p3:L4`), or None (also for an
+    anchor with columns, which may begin or end outside an item that holds its lines)."""
+    found = _WHOLE_LINES.fullmatch(pointer.rsplit("#", 1)[-1]) if "#" in pointer else None
+    return None if found is None else (int(found[1]), int(found[2] or found[1]))
 
 
 def _verdict_said_once(pack: dict[str, Any]) -> None:

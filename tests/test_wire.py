@@ -378,6 +378,34 @@ def test_a_one_slot_answer_does_not_list_its_own_items_again_under_the_slot() ->
     assert wire_dict(pack)["coverage"] == [{"slot": "goal", "status": "partial", "pointers": [earlier]}]
 
 
+def test_a_one_slot_answer_leaves_out_passages_its_window_shows_but_not_those_of_a_page() -> None:
+    window, inside, beyond = (
+        "a.md@sha256:0123456789ab#L10-L40",
+        "a.md@sha256:0123456789ab#L12-L18",
+        "a.md@sha256:0123456789ab#L41-L44",
+    )
+    other_file = "b.md@sha256:0123456789ab#L12-L18"
+    item = EvidenceItem(
+        pointer=window, anchor="L10-L40", lines=(10, 40), page=None, text="w" * 1_500, score=0.5, slots=[]
+    )
+    pack = EvidencePack(
+        episode=_episode("0" * 64),
+        action="focus",
+        view="windows",
+        items=[item],
+        coverage=[SlotCoverage(slot="goal", status="found", pointers=[inside, beyond, other_file])],
+        unresolved=[],
+        scope="s",
+        exposure=_ledger(1, 1, 1),
+        gate=Gate(decision="sparse", reason="x"),
+    )
+    # The window shows L12-L18; lines past it, or of another file, are still named.
+    assert wire_dict(pack)["coverage"] == [{"slot": "goal", "status": "found", "pointers": [beyond, other_file]}]
+    page = item.model_copy(update={"text": "w" * 30_000})  # a page of a full view: the pointer says where to look
+    paged = pack.model_copy(update={"items": [page], "view": "full"})
+    assert wire_dict(paged)["coverage"][0]["pointers"] == [inside, beyond, other_file]
+
+
 def test_a_verdict_on_a_file_held_whole_says_its_pointer_once_and_no_zero_counts() -> None:
     where, other = "a.md@sha256:0123456789ab#L18", "a.md@sha256:0123456789ab#L20"
     pack = EvidencePack(

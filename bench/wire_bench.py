@@ -4,11 +4,11 @@ Not a test. Run:  python -m bench.wire_bench [--data ../shared/data] [--docs 5] 
                   [--compare bench/results/wire_before.json]
 
 One server per set over stdio (`python -m sparseread_mcp --root DOCS`, location fixed to BM25 so every set is
-read the same way), driven by the official client, as an agent sees it. For each of `--docs` documents (the
-first question of each, a seeded sample) it calls, in one reading session per document: `sro_preview` with the
-question as intent, `sro_read` scout, focus (goal), collect (the question as one slot), refine, verify of the
-first pointer, verify of a claim (the gold answer) and `sro_card`; then, in a new session, a focus whose
-needle occurs nowhere (the empty answer).
+read the same way; `--location auto` measures the server's default), driven by the official client, as an
+agent sees it. For each of `--docs` documents (the first question of each, a seeded sample) it calls, in one
+reading session per document: `sro_preview` with the question as intent, `sro_read` scout, focus (goal),
+collect (the question as one slot), refine, verify of the first pointer, verify of a claim (the gold answer)
+and `sro_card`; then, in a new session, a focus whose needle occurs nowhere (the empty answer).
 
 Per answer it counts the tokens of what a model is given: the text content (read by clients that take
 `content`, e.g. the MCP Inspector, Open WebUI) and the structured copy as compact JSON (Claude Code, OpenCode
@@ -192,9 +192,11 @@ def pick(folder: Path, docs: int, seed: int) -> list[Json]:
     return [firsts[k] for k in sorted(random.Random(seed).sample(keys, min(docs, len(keys))))]
 
 
-async def run_set(folder: Path, questions: list[Json], count: Counts) -> tuple[list[Json], list[Json]]:
+async def run_set(
+    folder: Path, questions: list[Json], count: Counts, location: str = "bm25"
+) -> tuple[list[Json], list[Json]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPARSEREAD_")}
-    env["SPARSEREAD_LOCATION"] = "bm25"
+    env["SPARSEREAD_LOCATION"] = location
     rows: list[Json] = []
     tools: list[Json] = []
     for q in questions:
@@ -330,6 +332,9 @@ def main(argv: list[str] | None = None) -> Json:
     parser.add_argument("--label", default="now")
     parser.add_argument("--json", type=Path, help="write the numbers here")
     parser.add_argument("--compare", type=Path, help="a --json of an earlier run, shown beside")
+    parser.add_argument(
+        "--location", default="bm25", help="the server's location (bm25: every set read alike; auto: the default)"
+    )
     args = parser.parse_args(argv)
     count = Counts()
     sets: list[Json] = []
@@ -337,7 +342,7 @@ def main(argv: list[str] | None = None) -> Json:
     raw: dict[str, list[Json]] = {}
     for name in args.sets:
         folder = args.data / name
-        rows, listed = anyio.run(run_set, folder, pick(folder, args.docs, args.seed), count)
+        rows, listed = anyio.run(run_set, folder, pick(folder, args.docs, args.seed), count, args.location)
         tools = tools or listed
         raw[name] = rows
         sets.append(summarize(name, rows))

@@ -240,24 +240,30 @@ def _coverage_said_once(pack: dict[str, Any]) -> None:
         implied = delivered if len(coverage) == 1 and delivered <= set(listed) else set()
         rest = [p for p in listed if entry["slot"] not in named.get(p, []) and p not in implied]
         if len(coverage) == 1:
-            rest = [p for p in rest if p not in named and not _inside_a_window(p, items)]
+            windows = _windows(items)
+            rest = [p for p in rest if p not in named and not _inside(p, windows)]
         if rest:
             entry["pointers"] = rest
         else:
             entry.pop("pointers", None)
 
 
-def _inside_a_window(pointer: str, items: list[dict[str, Any]]) -> bool:
-    """Whether `pointer` names lines inside an item of this answer no longer than a window: the item shows
-    them already. Inside a longer item (a page of a full view) the pointer still says where to look."""
+def _windows(items: list[dict[str, Any]]) -> list[tuple[str, int, int]]:
+    """(file@rev, first line, last line) of the items no longer than a window: they show the passages
+    inside them. A longer item (a page of a full view) is not one: a pointer into it says where to look."""
+    found = []
+    for item in items:
+        lines = _pointer_lines(item["pointer"])
+        if lines and len(item.get("text", "")) <= WINDOW_CHARS:
+            found.append((item["pointer"].rsplit("#", 1)[0], *lines))
+    return found
+
+
+def _inside(pointer: str, windows: list[tuple[str, int, int]]) -> bool:
+    """Whether `pointer` names lines inside one of `windows` of the same file and version."""
     lines = _pointer_lines(pointer)
     file = pointer.rsplit("#", 1)[0]
-    for item in items:
-        held = _pointer_lines(item["pointer"])
-        same_window = item["pointer"].rsplit("#", 1)[0] == file and len(item.get("text", "")) <= WINDOW_CHARS
-        if lines and held and same_window and held[0] <= lines[0] and lines[1] <= held[1]:
-            return True
-    return False
+    return lines is not None and any(f == file and a <= lines[0] and lines[1] <= b for f, a, b in windows)
 
 
 def _pointer_lines(pointer: str) -> tuple[int, int] | None:

@@ -28,3 +28,7 @@ READ_TOOL = "sro_read"
 CARD_TOOL = "sro_card"
 COMPACT_TOOL = "sro_compact"
 TOOL_PREFIX = "sro_"
+
+#: The gate's reason for an answer whose every match this session already received in another episode
+#: (a verify of what a collect sent): the wire then sends the verdict and pointers alone.
+HELD_IN_SESSION = "nothing new to deliver: this session already received every match"

@@ -64,6 +64,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from .models import CompactResult, EvidencePack, Preview
+from .vocabulary import HELD_IN_SESSION
 
 #: The protocol these names and omissions define; stated in every Preview (`protocol`).
 PROTOCOL = 4
@@ -280,6 +281,9 @@ def _verdict_said_once(pack: dict[str, Any]) -> None:
     if isinstance(verdict, dict) and pack.get("gate", {}).get("decision") == "native_fit" and not pack["items"]:
         _held_whole_verdict(pack, verdict)
         return
+    if isinstance(verdict, dict) and pack.get("gate", {}).get("reason") == HELD_IN_SESSION and not pack["items"]:
+        _held_passages_verdict(pack, verdict)
+        return
     if not isinstance(verdict, dict) or len(pack.get("coverage", [])) != 1:
         return
     pack.pop("coverage", None)
@@ -300,6 +304,21 @@ def _held_whole_verdict(pack: dict[str, Any], verdict: dict[str, Any]) -> None:
     for key in ("action", "coverage", "unresolved", "already_delivered", "scope", "gate", "next", "episode"):
         pack.pop(key, None)
     if not charged:
+        pack.pop("exposure", None)
+
+
+def _held_passages_verdict(pack: dict[str, Any], verdict: dict[str, Any]) -> None:
+    """About passages the agent already received in this session, the answer is the verdict and the
+    passages' pointers (where in what it holds to look); a verdict other than `supported` keeps its
+    reason and diff, which say what disagrees."""
+    if verdict.get("status") == "supported":
+        verdict.pop("reason", None)
+    inside = [p for p in pack.get("already_delivered", []) if p != verdict.get("pointer")]
+    for key in ("action", "coverage", "unresolved", "already_delivered", "scope", "gate", "next", "episode"):
+        pack.pop(key, None)
+    if inside:
+        pack["already_delivered"] = inside
+    if not any(pack.get("exposure", {}).get(key) for key in _ZERO_BY_DEFAULT):
         pack.pop("exposure", None)
 
 

@@ -472,3 +472,23 @@ async def test_a_small_file_costs_one_read_and_a_verdict_on_it_costs_its_pointer
     pointer = verdict["verification"]["pointer"]
     assert pointer.startswith(f"contract.md@sha256:{fingerprint}#L")  # the citation, built as the skill says
     assert verdict["tokens"] - counter.count(pointer) <= 20
+
+
+async def test_a_verify_of_passages_the_session_holds_sends_the_verdict_not_their_text(tmp_path: Path) -> None:
+    (tmp_path / "manual.md").write_text(long_markdown())
+    intent = {"goal": "which paragraph", "needles": ["SEC17-P1-MARK"]}
+    async with Client(create_server(Settings(roots=(tmp_path,)))) as client:
+        found = record(await client.call_tool("sro_read", {"target": "manual.md", "intent": intent}))
+        held = next(i for i in found["items"] if "SEC17-P1-MARK" in i["text"])
+        claim = {"goal": held["text"].split(". Unique")[0]}  # words the agent read, cited back
+        verify = {"target": "manual.md", "action": "verify", "intent": claim}
+        verdict = record(await client.call_tool("sro_read", verify))
+    async with Client(create_server(Settings(roots=(tmp_path,)))) as client:  # a session that read nothing
+        fresh = record(await client.call_tool("sro_read", verify))
+    assert verdict["verification"]["status"] == "supported"
+    assert "items" not in verdict  # its text is already in the agent's context: not sent or charged again
+    assert held["pointer"] in verdict.get("already_delivered", [verdict["verification"]["pointer"]])
+    assert set(verdict) <= {"verification", "already_delivered", "tokens"}
+    assert verdict["tokens"] < fresh["tokens"] / 2
+    # A session that never received the passage gets it with the verdict.
+    assert fresh["verification"]["status"] == "supported" and any("SEC17-P1-MARK" in i["text"] for i in fresh["items"])

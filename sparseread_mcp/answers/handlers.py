@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from ..config import Settings
 from ..errors import BudgetTooSmall, IntentError
-from ..evidence import pointer_for
+from ..evidence import item_for, pointer_for
 from ..files.revisions import Revisions
 from ..files.roots import Roots
 from ..gate.delivery import Extras
@@ -33,6 +33,9 @@ from .exact import compact_pack, projection_pack, query_pack
 from .located import located_pack
 from .read import FileRead
 from .views import anchored_pack, card_pack, full_or_degraded, outline_pack
+
+#: Passages a verdict is shown with: the stretch that supports (or contradicts) the claim, and the next best.
+VERIFY_ITEMS = 2
 
 Handler = Callable[[FileRead], EvidencePack]
 
@@ -195,7 +198,14 @@ class FileAnswers:
         if read.intent is None or not read.intent.goal:
             raise IntentError("verify needs a claim in intent.goal, or a pointer target path@rev#anchor")
         cands, verification = actions.verify_claim(read.parsed, read.intent.goal, self.locator)
-        return deliver_sparse(read.delivery, cands, replace(read.extras, verification=verification), max_items=2)
+        # The passages the verdict rests on that this session already received (a collect's items, a page
+        # of a full view) are named, not sent again: the agent holds their text.
+        artifact, top = read.parsed.artifact, cands[:VERIFY_ITEMS]
+        had = [c for c in top if read.session.holds(artifact.path, artifact.fingerprint, c.start, c.end)]
+        held = [item_for(read.parsed, c).pointer for c in had]
+        fresh = [c for c in top if c not in had]
+        extras = replace(read.extras, verification=verification)
+        return deliver_sparse(read.delivery, fresh, extras, max_items=VERIFY_ITEMS, held=held)
 
     # -- shared steps --------------------------------------------------------------------------
     def _whole_if_due(self, read: FileRead) -> EvidencePack | None:

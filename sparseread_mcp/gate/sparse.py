@@ -10,7 +10,7 @@ Hence every episode delivers at most 2L.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from ..deadline import checkpoint
@@ -18,6 +18,7 @@ from ..errors import BudgetTooSmall
 from ..evidence import Candidate, item_for
 from ..models import EvidenceItem, EvidencePack
 from ..protocol.session import DeliveredItem
+from ..vocabulary import HELD_IN_SESSION
 from .delivery import Delivery, Extras, serialized_chars
 from .pages import deliver_full, next_ranked_page
 from .respond import pointers_note
@@ -27,18 +28,26 @@ _Build = Callable[[list[tuple[Candidate, EvidenceItem]], Delivery, Extras], Evid
 
 
 def deliver_sparse(
-    d: Delivery, candidates: list[Candidate], extras: Extras, *, max_items: int, resend: bool = False
+    d: Delivery,
+    candidates: list[Candidate],
+    extras: Extras,
+    *,
+    max_items: int,
+    resend: bool = False,
+    held: Sequence[str] = (),
 ) -> EvidencePack:
     """Deliver the best candidates that fit the budget, or the full view when the ledger says so.
 
     `resend` is for dereferencing (a pointer or an explicit anchor): its text is delivered, and counted
     in E, even when it was delivered before; "never resend" is a rule for search results only.
+    `held` names matches the session already received in another episode (a verify of what a collect
+    sent): listed in `already_delivered`, not sent again.
     """
     episode = d.episode
     if episode.full_view_started and not resend:
         return next_ranked_page(d, candidates, extras)
     fresh: list[Candidate] = []
-    already: list[str] = []
+    already: list[str] = list(held)
     for c in candidates:
         if not resend and episode.overlaps_delivered(c.start, c.end):
             already.append(item_for(d.parsed, c).pointer)
@@ -49,7 +58,7 @@ def deliver_sparse(
         if chosen:
             reason = f"sparse read: {len(chosen)} passage(s) within E <= L"
         elif already:
-            reason = "nothing new to deliver: every match was delivered already in this episode"
+            reason = HELD_IN_SESSION if held else "nothing new to deliver: every match was delivered already in this episode"
         else:
             reason = _empty_reason(extras)
         items = [item for _, item in chosen]

@@ -116,6 +116,23 @@ class Session:
                 return episode
         return None
 
+    def holds(self, path: str, fingerprint: str, start: int, end: int) -> bool:
+        """Whether every character of [start, end) of this file version was sent in a live episode of this
+        session (sparse items and full-view pages alike): the agent has that text already."""
+        spans = sorted(
+            (d.start, d.end)
+            for episode in self.episodes.values()
+            if (episode.path, episode.fingerprint) == (path, fingerprint) and not episode.stale
+            for d in episode.delivered
+            if d.start < end and start < d.end
+        )
+        reached = start
+        for first, last in spans:
+            if first > reached:
+                return False
+            reached = max(reached, last)
+        return reached >= end
+
     def add_episode(self, episode: Episode) -> None:
         """Keep at most MAX_EPISODES; the oldest go first (a cursor into one then says it is not live)."""
         self.episodes[episode.id] = episode

@@ -1,9 +1,12 @@
-"""Query building: answer-type cues and one spelling per number."""
+"""Query building: answer-type cues, one spelling per number, and the phrases a question quotes."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
 from sparseread_mcp.locate.base import answer_cue, build_query, cue_density
 from sparseread_mcp.locate.terms import terms
 
@@ -36,3 +39,43 @@ def test_passages_dense_in_the_wanted_type_score_higher() -> None:
 def test_numbers_have_one_spelling() -> None:
     assert terms("$1577.00 and 1,577 and 1577") == ["1577", "1577", "1577"]
     assert terms("2,000.00 or 3.50") == ["2000", "3.50"]
+
+
+def _contract(tmp_path: Path) -> Path:
+    """A contract whose parties are defined once, in quotes, among sections that say "party" more often."""
+    clauses = [
+        f"{n}. Each party shall give the other party notice of any claim by a third party, and the parties "
+        f"shall cooperate in good faith; no party may assign its rights under Section {n} without consent."
+        for n in range(2, 40)
+    ]
+    opening = (
+        'This Supply Agreement is made by Acme Corp. and Birch Labs Inc. (each a "Party" and together the '
+        '"Parties"), effective as of the first delivery date.'
+    )
+    recitals = [
+        f"WHEREAS, the supplier manufactures widgets of grade {n} and the buyer wishes to purchase such widgets "
+        f"for resale in region {n}, subject to the prices, quantities and delivery dates set out in Schedule {n}."
+        for n in range(1, 12)
+    ]
+    path = tmp_path / "contract.txt"
+    path.write_text("\n\n".join([opening, *recitals, *clauses]) + "\n")
+    return path
+
+
+def test_a_phrase_the_goal_quotes_lifts_the_passage_that_defines_it_in_quotes(tmp_path: Path) -> None:
+    engine = ReadEngine(Settings(roots=(tmp_path,), native_fit_tokens=0))
+    _contract(tmp_path)
+    quoted = 'Highlight the parts of this contract related to "Parties". Details: the parties who signed it'
+    plain = quoted.replace('"Parties"', "the parties")
+    assert build_query([quoted], []).quoted == ("parties",)
+    first = engine.read("s", ReadRequest(target="contract.txt", intent=Intent(goal=quoted)))
+    assert "Acme Corp." in first.items[0].text  # the definition, not the clause that says "party" most
+    other = engine.read("t", ReadRequest(target="contract.txt", intent=Intent(goal=plain)))
+    assert "Acme Corp." not in other.items[0].text  # the words alone do not find it: the quotes do
+
+
+def test_quoted_phrases_are_few_short_and_said_once() -> None:
+    goal = 'About "Renewal Term", “Expiration Date” and "renewal term" again; not "" or "a" or "' + "x " * 40 + '"'
+    assert build_query([goal], []).quoted == ("renewal term", "expiration date")
+    many = " ".join(f'"term{n}"' for n in range(10))
+    assert len(build_query([many], []).quoted) == 4

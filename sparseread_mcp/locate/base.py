@@ -23,11 +23,17 @@ class Query:
     cue: AnswerCue | None = None
     #: The question in words, for methods that read sentences rather than terms (dense location).
     text: str = ""
+    #: Phrases the question quotes (`related to "Renewal Term"`): where the text quotes one too, it defines
+    #: or names it, and that passage is lifted (`quoted_hits`).
+    quoted: tuple[str, ...] = ()
 
 
-def build_query(texts: list[str], needles: list[str], *, known_terms: tuple[str, ...] = ()) -> Query:
+def build_query(
+    texts: list[str], needles: list[str], *, known_terms: tuple[str, ...] = (), context: str = ""
+) -> Query:
     """Terms from free text (and `known_terms`, already terms); a needle written `/like this/` is a
-    regular expression."""
+    regular expression. Phrases quoted in the texts or in `context` (the goal beside a slot's question)
+    become `quoted`."""
     plain: list[str] = []
     patterns: list[NeedlePattern] = []
     term_list: list[str] = list(known_terms)
@@ -46,7 +52,45 @@ def build_query(texts: list[str], needles: list[str], *, known_terms: tuple[str,
         patterns=tuple(patterns),
         cue=cue,
         text=" ".join([*texts, *plain]).strip(),
+        quoted=quoted_phrases(" ".join([*texts, context])),
     )
+
+
+#: Double quotes, straight or curly, paired in order: `"a" and "b"` quotes a and b, never ` and `.
+_QUOTE_MARK = re.compile('["\u201c\u201d]')
+#: A quoted phrase of more words or characters is a quotation, not a term.
+_QUOTED_WORDS = 5
+_QUOTED_CHARS = 60
+#: At most this many phrases a query (a goal that quotes a whole paragraph of terms says little by each).
+MAX_QUOTED = 4
+#: How far a passage that quotes a quoted phrase is lifted, as a share of the best score: as far as a needle
+#: (1 + 0.1 per match), so it comes first among the passages that match the words, after the needles.
+QUOTED_BOOST = 1.0
+
+
+def quoted_phrases(text: str) -> tuple[str, ...]:
+    """The phrases of one to five words the text puts in double quotes, each once, at most `MAX_QUOTED`."""
+    marks = [m.start() for m in _QUOTE_MARK.finditer(text)]
+    found: list[str] = []
+    for opening, closing in zip(marks[::2], marks[1::2], strict=False):
+        phrase = " ".join(text[opening + 1 : closing].split()).casefold()
+        fits = 2 <= len(phrase) <= _QUOTED_CHARS and len(phrase.split()) <= _QUOTED_WORDS
+        if fits and any(ch.isalnum() for ch in phrase) and phrase not in found:
+            found.append(phrase)
+            if len(found) >= MAX_QUOTED:
+                break
+    return tuple(found)
+
+
+def quoted_hits(parsed: ParsedArtifact, query: Query) -> set[int]:
+    """Passages that put one of the query's quoted phrases in quotes themselves (`the "Renewal Term"`,
+    `each a "Party"`): a term defined or named there. Literal patterns: linear in the text."""
+    if not query.quoted:
+        return set()
+    quote = "[\"'\u201c\u201d\u2018\u2019]"
+    words = [r"\s+".join(re.escape(w) for w in phrase.split()) for phrase in query.quoted]
+    pattern = re.compile(quote + r"\s?(?:" + "|".join(words) + r")s?" + quote, re.IGNORECASE)
+    return {p.index for p in parsed.passages if pattern.search(parsed.text_of(p))}
 
 
 AnswerCue = Literal["number", "date", "name"]

@@ -7,7 +7,7 @@ import logging
 import numpy as np
 
 from ..readers.base import ParsedArtifact
-from .base import CUE_BOOST, Query, cue_density, needle_hits
+from .base import CUE_BOOST, QUOTED_BOOST, Query, cue_density, needle_hits, quoted_hits
 from .context import passage_titles
 from .terms import terms
 
@@ -72,6 +72,8 @@ class Bm25Locator:
         if query.cue is not None:
             for index in list(ranked):
                 ranked[index] *= 1.0 + CUE_BOOST * cue_density(parsed.text_of(parsed.passages[index]), query.cue)
+        for index in quoted_hits(parsed, query):
+            ranked[index] = ranked.get(index, 0.0) + QUOTED_BOOST
         for index, count in hits.items():
             # An exact needle outranks any purely statistical match.
             ranked[index] = ranked.get(index, 0.0) + 1.0 + min(count, 5) * 0.1

@@ -83,4 +83,5 @@ def query_for(intent: Intent, *, slot_id: str | None = None) -> Query:
         # The goal gives context to a slot but must not drown its own words: each of its terms once (as
         # terms: tokenized again, a stemmed term would be stemmed twice, `exceed` to `exce`).
         context = tuple(dict.fromkeys(terms(intent.goal)))
-    return build_query(texts, needles, known_terms=context)
+    goal = (intent.goal or "") if slot_id is not None else ""
+    return build_query(texts, needles, known_terms=context, context=goal)

@@ -9,11 +9,15 @@ first, then collect, refine, verify before citing" does:
 1. `sro_preview` the document with the question as intent. A `native` route returns the whole document:
    the agent has it and reads no further.
 2. `sro_read` action `collect`, the question as goal and as its one slot.
-3. Until the evidence is held, follow the `cursor` of a paged full view, or `refine`. "Held" (`--stop held`,
-   the default, the agent of issue #13) is a reader that knows the answer when it sees it: what it has read
-   covers the gold; `--stop found` is a reader that trusts the server's coverage (every slot `found`).
-   It gives up when a call returns nothing new, the gate closes the episode, the agent has received
-   `--exposure-tokens`, or `--max-calls` reads are spent (one is kept for the next step).
+3. Until the evidence is held, `refine` (SKILL.md: "if the evidence is not there, refine, add needles, or
+   ask view='full'"). "Held" (`--stop held`, the default, the agent of issue #13) is a reader that knows the
+   answer when it sees it: what it has read covers the gold; `--stop found` is a reader that trusts the
+   server's coverage (every slot `found`). Sparse reads give up once they have cost `--sparse-share` of one
+   full read (L_tokens, 0.25) or `--sparse-reads` reads (8), or when a refine brings nothing; the agent then
+   asks `view="full"` once (page 1 begins at the best match for its goal) and follows the `cursor` until
+   the evidence is held or the pages end (`--no-fallback`: it stops instead). A page of a full view the
+   server chose itself (the selector's last resort, the gate's fallback) is followed the same way.
+   `--exposure-tokens` caps what it receives, `--max-calls` its reads (pages included).
 4. `sro_read` action `verify` with the gold answer as the claim.
 
 Tokens received = the text content of every tool result (the compact JSON the model reads), counted with
@@ -82,9 +86,15 @@ class BoundViolation(AssertionError):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Policy:
     max_calls: int
-    exposure_tokens: int
+    exposure_tokens: int | None
     budget_tokens: int | None
     stop: str = "held"  # "held": stop once the evidence read covers the gold; "found": on the server's coverage
+    #: Sparse reads give up once they have cost this share of one full read (L_tokens) without the evidence.
+    sparse_share: float = 0.25
+    #: ... or after this many sparse reads (collect and refines).
+    sparse_reads: int = 8
+    #: What the agent does then: ask `view="full"` once and page it (SKILL.md's advice), or stop.
+    fallback: bool = True
 
 
 @dataclass(slots=True, kw_only=True)
@@ -118,6 +128,9 @@ class AgentRun:
     unplaced: int = 0  # items whose text is nowhere in the source (scored as nothing)
     evidence_chars: int = 0  # every evidence character delivered about the document, across episodes
     starts: list[int] = field(default_factory=list)
+    sparse_tokens: int = 0  # tokens received from sparse reads (collect, refine), the preview not counted
+    asked_full: bool = False  # the agent gave up on sparse reads and asked for the full view
+    held_sparse: bool = False  # the evidence was held before any full view was asked for
 
     def __post_init__(self) -> None:
         self.starts = [0, *(i + 1 for i, ch in enumerate(self.text) if ch == "\n")]
@@ -202,32 +215,59 @@ async def agent(client: Client, target: str, question: Json, policy: Policy, see
     if preview is not None:
         seen.take_preview(preview)
     if preview is not None and preview["route"] != "native":
-        args: Json = {"target": target, "action": "collect", "intent": intent, **budget}
-        reads = 0
-        while reads < policy.max_calls - 1:
-            pack = seen.receive("read", await client.call_tool("sro_read", args))
-            reads += 1
-            if pack is None:
-                break
-            seen.take_pack(pack)
-            if policy.stop == "held":  # a reader that knows the answer when it sees it (the issue's agent)
-                done = seen.holds(gold_spans(question))
-            else:  # a reader that trusts the server's `found`
-                done = bool(pack.get("coverage")) and all(c["status"] == "found" for c in pack["coverage"])
-            if done or seen.tokens >= policy.exposure_tokens:
-                break
-            if pack.get("cursor"):
-                args = {"target": target, "cursor": pack["cursor"], **budget}
-            elif gate_decision(pack) in CLOSING or not pack.get("items"):
-                break
-            else:
-                args = {"target": target, "action": "refine", **budget}
+        await read_until_held(client, target, question, policy, seen, intent, budget)
     verify_args = {"target": target, "action": "verify", "intent": {"goal": claim_of(question)[:8000]}}
     verified = seen.receive("verify", await client.call_tool("sro_read", verify_args))
     if verified is None:
         return "error"
     seen.take_pack(verified, verified=True)
     return str((verified.get("verification") or {}).get("status", "none"))
+
+
+async def read_until_held(
+    client: Client, target: str, question: Json, policy: Policy, seen: AgentRun, intent: Json, budget: Json
+) -> None:
+    """Collect, then refine while sparse reads pay (SKILL.md: "if the evidence is not there, refine ... or ask
+    view=full"); once they have cost `sparse_share` of one full read, or a refine brings nothing, ask the full
+    view once (page 1 begins at the best match for the goal) and follow its cursor. A page of a full view the
+    server chose itself (the selector's last resort, the gate's fallback) is followed the same way."""
+    args: Json = {"target": target, "action": "collect", "intent": intent, **budget}
+    reads = sparse_reads = 0
+    while reads < policy.max_calls - 1:
+        before = seen.tokens
+        pack = seen.receive("read", await client.call_tool("sro_read", args))
+        reads += 1
+        if pack is None:
+            return
+        seen.take_pack(pack)
+        paged = "cursor" in args or args.get("view") == "full" or gate_decision(pack) in CLOSING
+        if not paged:
+            seen.sparse_tokens += seen.tokens - before
+            sparse_reads += 1
+        if policy.stop == "held":  # a reader that knows the answer when it sees it (the issue's agent)
+            done = seen.holds(gold_spans(question))
+        else:  # a reader that trusts the server's `found`
+            done = bool(pack.get("coverage")) and all(c["status"] == "found" for c in pack["coverage"])
+        if not seen.asked_full and not paged:
+            seen.held_sparse = done
+        if done or (policy.exposure_tokens is not None and seen.tokens >= policy.exposure_tokens):
+            return
+        if pack.get("cursor"):
+            args = {"target": target, "cursor": pack["cursor"], **budget}
+            continue
+        if paged:  # the full view's last page, or a file the server answered whole: nothing more to read
+            return
+        full_tokens = int((pack.get("exposure") or {}).get("L_tokens") or 0)
+        spent = (bool(full_tokens) and seen.sparse_tokens >= policy.sparse_share * full_tokens) or (
+            sparse_reads >= policy.sparse_reads
+        )
+        if pack.get("items") and not spent:
+            args = {"target": target, "action": "refine", **budget}
+        elif policy.fallback and not seen.asked_full:
+            seen.asked_full = True
+            args = {"target": target, "action": "focus", "intent": intent, "view": "full", **budget}
+        else:
+            return
 
 
 async def run_question(docs: Path, question: Json, policy: Policy, mode: str, counter: TokenCounter) -> Json:
@@ -266,6 +306,8 @@ async def run_question(docs: Path, question: Json, policy: Policy, mode: str, co
         "gold_share": share,
         "hit": share is not None and share >= HIT_SHARE,
         "hit_with_verify": leaky is not None and leaky >= HIT_SHARE,
+        "hit_sparse": seen.route == "native" and share is not None and share >= HIT_SHARE or seen.held_sparse,
+        "asked_full": seen.asked_full,
         "verify": status,
         "decisions": seen.decisions,
         "errors": seen.errors,
@@ -299,6 +341,8 @@ def summarize(name: str, mode: str, runs: list[Json]) -> Json:
         "total_ratio": sum(r["tokens"] for r in runs) / sum(r["full_tokens"] for r in runs),
         "hit_share": sum(r["hit"] for r in runs) / len(runs),
         "hit_with_verify_share": sum(r["hit_with_verify"] for r in runs) / len(runs),
+        "hit_sparse_share": sum(r["hit_sparse"] for r in runs) / len(runs),
+        "asked_full": sum(r["asked_full"] for r in runs),
         "median_calls": med(r["calls"] for r in runs),
         "median_steps": {k: med(r["steps"].get(k, 0) for r in runs) for k in ("preview", "read", "verify")},
         "verify": dict(Counter(r["verify"] for r in runs)),
@@ -313,13 +357,16 @@ def summarize(name: str, mode: str, runs: list[Json]) -> Json:
 
 def table(rows: list[Json], policy: Policy, schema_tokens: tuple[int, int]) -> list[str]:
     lines = [
-        f"Scripted agent over stdio: preview, collect, refine (<= {policy.max_calls} reads, stop when "
-        f"{STOPS[policy.stop]} or at {policy.exposure_tokens:,} tokens received), verify. "
-        "Tokens = tool results as the model reads them.",
+        f"Scripted agent over stdio: preview, collect, refine until sparse reads cost {policy.sparse_share:g} of "
+        f"one full read or {policy.sparse_reads} reads, then {'view=full, its cursor followed' if policy.fallback else 'stop'} (<= "
+        f"{policy.max_calls} calls; stop when {STOPS[policy.stop]}"
+        + (f" or at {policy.exposure_tokens:,} tokens received" if policy.exposure_tokens is not None else "")
+        + "), verify. Tokens = tool results as the model reads them.",
         f"Tool schemas (list_tools, paid once per prompt, not counted below): {schema_tokens[0]:,} tokens "
         f"(names, descriptions, input schemas, compact JSON), {schema_tokens[1]:,} with every other field listed.",
         f"{'set':<13}{'mode':<9}{'n':>4}{'native':>8}{'ours med':>10}{'full med':>10}{'ratio':>8}"
-        f"{'med q':>8}{'total':>8}{'hit>=80%':>10}{'w/ verify':>10}{'calls':>7}{'full':>5}{'fallbk':>7}"
+        f"{'med q':>8}{'total':>8}{'hit>=80%':>10}{'sparse':>8}{'w/ verify':>10}{'calls':>7}{'asked':>6}"
+        f"{'full':>5}{'fallbk':>7}"
         f"{'max E/L':>9}{'doc/L':>7}"
         "  verify",
     ]
@@ -329,13 +376,15 @@ def table(rows: list[Json], policy: Policy, schema_tokens: tuple[int, int]) -> l
             f"{r['set']:<13}{r['mode']:<9}{r['questions']:>4}{100 * r['native_share']:>7.0f}%"
             f"{r['median_tokens']:>10,.0f}{r['median_full_tokens']:>10,.0f}{r['ratio_of_medians']:>8.3f}"
             f"{r['median_ratio']:>8.3f}{r['total_ratio']:>8.3f}{100 * r['hit_share']:>9.0f}%"
-            f"{100 * r['hit_with_verify_share']:>9.0f}%{r['median_calls']:>7.1f}{r['full_view']:>5}{r['fallbacks']:>7}"
+            f"{100 * r['hit_sparse_share']:>7.0f}%{100 * r['hit_with_verify_share']:>9.0f}%{r['median_calls']:>7.1f}"
+            f"{r['asked_full']:>6}{r['full_view']:>5}{r['fallbacks']:>7}"
             f"{r['max_episode_ratio']:>9.3f}"
             f"{r['max_artifact_ratio']:>7.2f}  {verify}"
         )
         lines.append(
             f"{'':<13}{'full read':<9}{r['questions']:>4}{'':>8}{r['median_full_tokens']:>10,.0f}"
-            f"{r['median_full_tokens']:>10,.0f}{1.0:>8.3f}{1.0:>8.3f}{1.0:>8.3f}{100.0:>9.0f}%{100.0:>9.0f}%{1.0:>7.1f}"
+            f"{r['median_full_tokens']:>10,.0f}{1.0:>8.3f}{1.0:>8.3f}{1.0:>8.3f}{100.0:>9.0f}%{'':>8}{100.0:>9.0f}%"
+            f"{1.0:>7.1f}"
         )
     for r in rows:
         if r["errors"] or r["unplaced_items"]:
@@ -352,7 +401,9 @@ def table(rows: list[Json], policy: Policy, schema_tokens: tuple[int, int]) -> l
     lines += [
         "ratio = median ours / median full read; med q = median of per-question ratios; total = sum / sum.",
         "hit: the evidence read before verify covers >= 80% of the gold characters (a full read always does); "
-        "w/ verify: counting the passages verify returned for the gold answer too (leaky: not the target).",
+        "w/ verify: counting the passages verify returned for the gold answer too (leaky: not the target); "
+        "sparse: held before any full view was asked for or sent.",
+        "asked: questions where sparse reads gave up and the agent asked view=full.",
         "full / fallbk: questions where a read answered with the full view (the selector's choice, or a cursor "
         "page of it) / where the gate withheld a sparse batch and fell back to it.",
         "max E/L: the largest (sparse + full-view chars) / L of any episode (bound 2); doc/L: all evidence "
@@ -378,8 +429,22 @@ def main(argv: list[str] | None = None) -> Json:
     parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
     parser.add_argument("--limit", type=int, default=10, help="questions per set (10), a seeded sample")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--max-calls", type=int, default=6, help="sro_read calls per question, verify included (6)")
-    parser.add_argument("--exposure-tokens", type=int, default=12_000, help="stop refining past this (12000)")
+    parser.add_argument(
+        "--max-calls", type=int, default=40, help="sro_read calls per question, verify and full-view pages included (40)"
+    )
+    parser.add_argument("--exposure-tokens", type=int, help="stop reading past this many tokens received (no cap)")
+    parser.add_argument(
+        "--sparse-share",
+        type=float,
+        default=0.25,
+        help="sparse reads give up once they have cost this share of one full read without the evidence (0.25)",
+    )
+    parser.add_argument("--sparse-reads", type=int, default=8, help="... or after this many sparse reads (8)")
+    parser.add_argument(
+        "--no-fallback",
+        action="store_true",
+        help="when sparse reads give up, stop (default: ask view=full once and follow its cursor, as SKILL.md says)",
+    )
     parser.add_argument("--budget-tokens", type=int, help="budget_tokens of each call (default: the server's)")
     parser.add_argument(
         "--stop",
@@ -391,7 +456,13 @@ def main(argv: list[str] | None = None) -> Json:
     parser.add_argument("--json", type=Path, help="write the numbers here")
     args = parser.parse_args(argv)
     policy = Policy(
-        max_calls=args.max_calls, exposure_tokens=args.exposure_tokens, budget_tokens=args.budget_tokens, stop=args.stop
+        max_calls=args.max_calls,
+        exposure_tokens=args.exposure_tokens,
+        budget_tokens=args.budget_tokens,
+        stop=args.stop,
+        sparse_share=args.sparse_share,
+        sparse_reads=args.sparse_reads,
+        fallback=not args.no_fallback,
     )
     settings = Settings.from_env()
     counter = TokenCounter(settings.tokenizer, margin=settings.token_margin)

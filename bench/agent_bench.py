@@ -306,7 +306,7 @@ async def run_question(docs: Path, question: Json, policy: Policy, mode: str, co
         "gold_share": share,
         "hit": share is not None and share >= HIT_SHARE,
         "hit_with_verify": leaky is not None and leaky >= HIT_SHARE,
-        "hit_sparse": seen.route == "native" and share is not None and share >= HIT_SHARE or seen.held_sparse,
+        "hit_sparse": (seen.route == "native" and share is not None and share >= HIT_SHARE) or seen.held_sparse,
         "asked_full": seen.asked_full,
         "verify": status,
         "decisions": seen.decisions,
@@ -358,7 +358,8 @@ def summarize(name: str, mode: str, runs: list[Json]) -> Json:
 def table(rows: list[Json], policy: Policy, schema_tokens: tuple[int, int]) -> list[str]:
     lines = [
         f"Scripted agent over stdio: preview, collect, refine until sparse reads cost {policy.sparse_share:g} of "
-        f"one full read or {policy.sparse_reads} reads, then {'view=full, its cursor followed' if policy.fallback else 'stop'} (<= "
+        f"one full read or {policy.sparse_reads} reads, then "
+        f"{'view=full, its cursor followed' if policy.fallback else 'stop'} (<= "
         f"{policy.max_calls} calls; stop when {STOPS[policy.stop]}"
         + (f" or at {policy.exposure_tokens:,} tokens received" if policy.exposure_tokens is not None else "")
         + "), verify. Tokens = tool results as the model reads them.",
@@ -430,7 +431,10 @@ def main(argv: list[str] | None = None) -> Json:
     parser.add_argument("--limit", type=int, default=10, help="questions per set (10), a seeded sample")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
-        "--max-calls", type=int, default=40, help="sro_read calls per question, verify and full-view pages included (40)"
+        "--max-calls",
+        type=int,
+        default=40,
+        help="sro_read calls per question, verify and full-view pages included (40)",
     )
     parser.add_argument("--exposure-tokens", type=int, help="stop reading past this many tokens received (no cap)")
     parser.add_argument(

@@ -23,6 +23,8 @@ from .delivery import Delivery, Extras, serialized_chars
 from .pages import deliver_full, next_ranked_page
 from .respond import pointers_note
 
+NOTHING_NEW = "nothing new to deliver"
+
 #: Builds the pack of a chosen batch, for this delivery and these extras.
 _Build = Callable[[list[tuple[Candidate, EvidenceItem]], Delivery, Extras], EvidencePack]
 
@@ -58,7 +60,7 @@ def deliver_sparse(
         if chosen:
             reason = f"sparse read: {len(chosen)} passage(s) within E <= L"
         elif already:
-            reason = HELD_IN_SESSION if held else "nothing new to deliver: every match was delivered already in this episode"
+            reason = HELD_IN_SESSION if held else f"{NOTHING_NEW}: every match was delivered already in this episode"
         else:
             reason = _empty_reason(extras)
         items = [item for _, item in chosen]

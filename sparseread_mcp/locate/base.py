@@ -28,9 +28,7 @@ class Query:
     quoted: tuple[str, ...] = ()
 
 
-def build_query(
-    texts: list[str], needles: list[str], *, known_terms: tuple[str, ...] = (), context: str = ""
-) -> Query:
+def build_query(texts: list[str], needles: list[str], *, known_terms: tuple[str, ...] = (), context: str = "") -> Query:
     """Terms from free text (and `known_terms`, already terms); a needle written `/like this/` is a
     regular expression. Phrases quoted in the texts or in `context` (the goal beside a slot's question)
     become `quoted`."""

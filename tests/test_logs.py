@@ -44,9 +44,13 @@ def test_stdout_carries_only_json_rpc_and_logs_are_json_lines_on_stderr(tmp_path
         assert server.stdin is not None and server.stdout is not None and server.stderr is not None
         server.stdin.write("\n".join(requests) + "\n")
         server.stdin.flush()
-        lines = []
-        while not any('"id":4' in line for line in lines) and (line := server.stdout.readline()):
+        lines: list[str] = []
+        answered: set[object] = set()
+        # Calls run concurrently: the error (4) may be answered before the read (3). Close the input only
+        # once both are, or the read in flight is cut off ("Connection closed").
+        while not {3, 4} <= answered and (line := server.stdout.readline()):
             lines.append(line)
+            answered.add(json.loads(line).get("id"))
         server.stdin.close()  # end of input: the server exits
         lines += server.stdout.readlines()
         stderr = server.stderr.read()

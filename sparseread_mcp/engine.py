@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from functools import partial
 from stat import S_ISDIR, S_ISREG
 
 from . import progress
@@ -321,7 +322,7 @@ class ReadEngine:
                 native_fit_tokens=self.settings.native_fit_tokens,
                 intent=intent,
             ),
-            delivery=self.delivery_for(parsed, episode, intent, budget, request.action, view),
+            delivery=self.delivery_for(parsed, episode, intent, budget, request.action, view, session=session),
             extras=opening_extras(self.scope_of(parsed), invalidated, request.intent, session),
         )
 
@@ -364,9 +365,20 @@ class ReadEngine:
         return episode
 
     def delivery_for(
-        self, parsed: ParsedArtifact, episode: Episode, intent: Intent | None, budget: int, action: str, view: str
+        self,
+        parsed: ParsedArtifact,
+        episode: Episode,
+        intent: Intent | None,
+        budget: int,
+        action: str,
+        view: str,
+        *,
+        session: Session | None = None,
     ) -> Delivery:
+        """How this read is delivered; with `session`, what that session already holds of the file is named,
+        not sent again."""
         located = intent if says_what_to_locate(intent) else None
+        artifact = parsed.artifact
         return Delivery(
             parsed=parsed,
             episode=episode,
@@ -377,6 +389,7 @@ class ReadEngine:
             coverage=self._coverage_fn(parsed, episode, intent),
             locator=self.locator,
             located=located,
+            held=None if session is None else partial(session.holds, artifact.path, artifact.fingerprint),
         )
 
     def _coverage_fn(self, parsed: ParsedArtifact, episode: Episode, intent: Intent | None) -> CoverageFn:

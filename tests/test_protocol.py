@@ -65,6 +65,30 @@ def test_refine_never_resends_an_item(manual: tuple[ReadEngine, str]) -> None:
         assert more.episode.id == first.episode.id
 
 
+def test_a_new_goal_names_what_the_session_already_received_instead_of_sending_it_again(
+    manual: tuple[ReadEngine, str],
+) -> None:
+    engine, _ = manual
+    first = engine.read(
+        "s", ReadRequest(target="manual.md", intent=Intent(goal="which paragraph", needles=["SEC17-P1-MARK"]))
+    )
+    other = Intent(goal="the marker of section 17, paragraph 1", needles=["SEC17-P1-MARK"])
+    again = engine.read("s", ReadRequest(target="manual.md", action="collect", intent=other))
+    assert again.episode.id != first.episode.id  # another objective, another episode
+    sent = {i.pointer for i in first.items}
+    assert not sent & {i.pointer for i in again.items}  # nothing the session holds is sent again ...
+    assert sent & set(again.already_delivered)  # ... it is named,
+    assert [c.status for c in again.coverage] == ["found"]  # and what it says still counts
+    assert again.items or again.exposure.payload_chars == 0  # naming costs the ledger nothing
+    # A refine under the new objective reads on past what the agent holds.
+    more = engine.read("s", ReadRequest(target="manual.md", action="refine", intent=other))
+    assert more.episode.id == again.episode.id and more.items
+    assert not sent & {i.pointer for i in more.items}
+    # Another session holds nothing: it gets the text.
+    fresh = engine.read("t", ReadRequest(target="manual.md", action="collect", intent=other))
+    assert any("SEC17-P1-MARK" in i.text for i in fresh.items)
+
+
 def test_refine_reads_on_down_the_ranking_until_every_match_was_read(tmp_path: Path) -> None:
     # Forty sections, each naming the term once among other words: more matches than one refine takes.
     filler = " ".join(["the survey recorded routine figures for the quarter"] * 6)

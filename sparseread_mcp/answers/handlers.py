@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from ..config import Settings
 from ..errors import BudgetTooSmall, IntentError
-from ..evidence import item_for, pointer_for
+from ..evidence import pointer_for
 from ..files.revisions import Revisions
 from ..files.roots import Roots
 from ..gate.delivery import Extras
@@ -198,14 +198,10 @@ class FileAnswers:
         if read.intent is None or not read.intent.goal:
             raise IntentError("verify needs a claim in intent.goal, or a pointer target path@rev#anchor")
         cands, verification = actions.verify_claim(read.parsed, read.intent.goal, self.locator)
-        # The passages the verdict rests on that this session already received (a collect's items, a page
-        # of a full view) are named, not sent again: the agent holds their text.
-        artifact, top = read.parsed.artifact, cands[:VERIFY_ITEMS]
-        had = [c for c in top if read.session.holds(artifact.path, artifact.fingerprint, c.start, c.end)]
-        held = [item_for(read.parsed, c).pointer for c in had]
-        fresh = [c for c in top if c not in had]
+        # Only the passages the verdict rests on: those this session already received (a collect's items,
+        # a page of a full view) are named, not sent again (deliver_sparse), and none comes in their place.
         extras = replace(read.extras, verification=verification)
-        return deliver_sparse(read.delivery, fresh, extras, max_items=VERIFY_ITEMS, held=held)
+        return deliver_sparse(read.delivery, cands[:VERIFY_ITEMS], extras, max_items=VERIFY_ITEMS)
 
     # -- shared steps --------------------------------------------------------------------------
     def _whole_if_due(self, read: FileRead) -> EvidencePack | None:

@@ -70,6 +70,9 @@ class Delivery:
     #: With the request's located intent, where a full view should begin (see `origin`); None: at 0.
     locator: Locator | None = None
     located: Intent | None = None
+    #: Whether this session already received every character of a span of this file version, in another
+    #: episode: located answers name such a match instead of sending it again. None: nothing is known.
+    held: Callable[[int, int], bool] | None = None
 
     def origin(self) -> int:
         """Where a full view for this request begins: its best-located passage not yet sent, else 0."""
@@ -110,11 +113,14 @@ class Delivery:
         already: list[str] | None = None,
         cursor: str | None = None,
         full_chars: int = 0,
+        support: list[tuple[int, int]] | None = None,
     ) -> EvidencePack:
+        """`spans` are what this pack delivers; `support`, what the agent already holds from another
+        episode: both count for coverage, neither twice in the ledger."""
         episode, artifact = self.episode, self.parsed.artifact
         payload = full_chars or serialized_chars(items)
         sparse = 0 if full_chars else payload
-        coverage, unresolved = self.coverage(spans)
+        coverage, unresolved = self.coverage(spans + (support or []))
         return evidence_pack(
             episode=EpisodeRef(
                 id=episode.id,

@@ -10,7 +10,7 @@ Hence every episode delivers at most 2L.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 
 from ..deadline import checkpoint
@@ -30,43 +30,55 @@ _Build = Callable[[list[tuple[Candidate, EvidenceItem]], Delivery, Extras], Evid
 
 
 def deliver_sparse(
-    d: Delivery,
-    candidates: list[Candidate],
-    extras: Extras,
-    *,
-    max_items: int,
-    resend: bool = False,
-    held: Sequence[str] = (),
+    d: Delivery, candidates: list[Candidate], extras: Extras, *, max_items: int, resend: bool = False
 ) -> EvidencePack:
     """Deliver the best candidates that fit the budget, or the full view when the ledger says so.
 
-    `resend` is for dereferencing (a pointer or an explicit anchor): its text is delivered, and counted
-    in E, even when it was delivered before; "never resend" is a rule for search results only.
-    `held` names matches the session already received in another episode (a verify of what a collect
-    sent): listed in `already_delivered`, not sent again.
+    A match this episode delivered, or this session received whole in another episode (`d.held`: a verify
+    of what a collect sent, a second focus with other words), is named in `already_delivered`, not sent
+    again, and its text still counts for coverage. `resend` is for dereferencing (a pointer or an explicit
+    anchor): its text is delivered, and counted in E, even when it was delivered before; "never resend" is
+    a rule for search results only.
     """
     episode = d.episode
     if episode.full_view_started and not resend:
         return next_ranked_page(d, candidates, extras)
     fresh: list[Candidate] = []
-    already: list[str] = list(held)
+    already: list[str] = []
+    held: list[Candidate] = []  # received in another episode of this session
     for c in candidates:
-        if not resend and episode.overlaps_delivered(c.start, c.end):
+        if resend:
+            fresh.append(c)
+        elif episode.overlaps_delivered(c.start, c.end):
             already.append(item_for(d.parsed, c).pointer)
+        elif d.held is not None and d.held(c.start, c.end):
+            already.append(item_for(d.parsed, c).pointer)
+            held.append(c)
         else:
             fresh.append(c)
+    elsewhere = [(c.start, c.end) for c in held]  # what the agent holds: support for coverage
 
     def build(chosen: list[tuple[Candidate, EvidenceItem]], d: Delivery, extras: Extras) -> EvidencePack:
         if chosen:
             reason = f"sparse read: {len(chosen)} passage(s) within E <= L"
+        elif elsewhere:
+            reason = HELD_IN_SESSION
         elif already:
-            reason = HELD_IN_SESSION if held else f"{NOTHING_NEW}: every match was delivered already in this episode"
+            reason = f"{NOTHING_NEW}: every match was delivered already in this episode"
         else:
             reason = _empty_reason(extras)
         items = [item for _, item in chosen]
         spans = [(c.start, c.end) for c, _ in chosen]
         return d.finish(
-            d.pack(items=items, spans=spans, decision="sparse", reason=reason, extras=extras, already=already[:5])
+            d.pack(
+                items=items,
+                spans=spans,
+                decision="sparse",
+                reason=reason,
+                extras=extras,
+                already=already[:5],
+                support=elsewhere,
+            )
         )
 
     chosen, passed, pack = _greedy(d, extras, fresh, build, max_items=max_items)
@@ -86,6 +98,9 @@ def deliver_sparse(
         episode.delivered.append(
             DeliveredItem(pointer=item.pointer, start=c.start, end=c.end, slots=c.slots, support={})
         )
+    for c in held:  # the episode's evidence too (a refine reads on past it), charged where it was sent
+        pointer = item_for(d.parsed, c).pointer
+        episode.delivered.append(DeliveredItem(pointer=pointer, start=c.start, end=c.end, slots=c.slots, support={}))
     return d.commit(pack)
 
 

@@ -299,12 +299,7 @@ def _held_whole_verdict(pack: dict[str, Any], verdict: dict[str, Any]) -> None:
     citation). The agent judges with the whole file before it: no reason, gate, ledger or echo."""
     verdict.pop("reason", None)
     verdict.pop("diff", None)
-    exposure = pack.get("exposure", {})
-    charged = any(exposure.get(key) for key in _ZERO_BY_DEFAULT)
-    for key in ("action", "coverage", "unresolved", "already_delivered", "scope", "gate", "next", "episode"):
-        pack.pop(key, None)
-    if not charged:
-        pack.pop("exposure", None)
+    _verdict_alone(pack)
 
 
 def _held_passages_verdict(pack: dict[str, Any], verdict: dict[str, Any]) -> None:
@@ -314,11 +309,18 @@ def _held_passages_verdict(pack: dict[str, Any], verdict: dict[str, Any]) -> Non
     if verdict.get("status") == "supported":
         verdict.pop("reason", None)
     inside = [p for p in pack.get("already_delivered", []) if p != verdict.get("pointer")]
-    for key in ("action", "coverage", "unresolved", "already_delivered", "scope", "gate", "next", "episode"):
-        pack.pop(key, None)
+    _verdict_alone(pack)
     if inside:
         pack["already_delivered"] = inside
-    if not any(pack.get("exposure", {}).get(key) for key in _ZERO_BY_DEFAULT):
+
+
+def _verdict_alone(pack: dict[str, Any]) -> None:
+    """No frame beside the verdict: no echo, coverage, gate, hints or episode, and no ledger when nothing
+    was charged."""
+    charged = any(pack.get("exposure", {}).get(key) for key in _ZERO_BY_DEFAULT)
+    for key in ("action", "coverage", "unresolved", "already_delivered", "scope", "gate", "next", "episode"):
+        pack.pop(key, None)
+    if not charged:
         pack.pop("exposure", None)
 
 

@@ -23,8 +23,6 @@ from .delivery import Delivery, Extras, serialized_chars
 from .pages import deliver_full, next_ranked_page
 from .respond import pointers_note
 
-NOTHING_NEW = "nothing new to deliver"
-
 #: Builds the pack of a chosen batch, for this delivery and these extras.
 _Build = Callable[[list[tuple[Candidate, EvidenceItem]], Delivery, Extras], EvidencePack]
 
@@ -45,18 +43,19 @@ def deliver_sparse(
         return next_ranked_page(d, candidates, extras)
     fresh: list[Candidate] = []
     already: list[str] = []
-    held: list[Candidate] = []  # received in another episode of this session
+    held: list[DeliveredItem] = []  # received in another episode of this session
     for c in candidates:
         if resend:
             fresh.append(c)
         elif episode.overlaps_delivered(c.start, c.end):
             already.append(item_for(d.parsed, c).pointer)
         elif d.held is not None and d.held(c.start, c.end):
-            already.append(item_for(d.parsed, c).pointer)
-            held.append(c)
+            pointer = item_for(d.parsed, c).pointer
+            already.append(pointer)
+            held.append(DeliveredItem(pointer=pointer, start=c.start, end=c.end, slots=c.slots, support={}))
         else:
             fresh.append(c)
-    elsewhere = [(c.start, c.end) for c in held]  # what the agent holds: support for coverage
+    elsewhere = [(h.start, h.end) for h in held]  # what the agent holds: support for coverage
 
     def build(chosen: list[tuple[Candidate, EvidenceItem]], d: Delivery, extras: Extras) -> EvidencePack:
         if chosen:
@@ -64,7 +63,7 @@ def deliver_sparse(
         elif elsewhere:
             reason = HELD_IN_SESSION
         elif already:
-            reason = f"{NOTHING_NEW}: every match was delivered already in this episode"
+            reason = "nothing new to deliver: every match was delivered already in this episode"
         else:
             reason = _empty_reason(extras)
         items = [item for _, item in chosen]
@@ -98,9 +97,7 @@ def deliver_sparse(
         episode.delivered.append(
             DeliveredItem(pointer=item.pointer, start=c.start, end=c.end, slots=c.slots, support={})
         )
-    for c in held:  # the episode's evidence too (a refine reads on past it), charged where it was sent
-        pointer = item_for(d.parsed, c).pointer
-        episode.delivered.append(DeliveredItem(pointer=pointer, start=c.start, end=c.end, slots=c.slots, support={}))
+    episode.delivered.extend(held)  # the episode's evidence too (a refine reads on past it), charged where sent
     return d.commit(pack)
 
 

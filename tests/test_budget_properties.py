@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
 from sparseread_mcp.errors import SparsereadError
-from sparseread_mcp.wire import wire_json
+from sparseread_mcp.wire import wire_blocks, wire_json
 
 _ROOT = Path(tempfile.mkdtemp(prefix="sparseread-budgets-"))
 (_ROOT / "manual.md").write_text(long_markdown(sections=30))
@@ -67,7 +67,8 @@ def test_no_response_exceeds_its_budget(
     try:
         preview = engine.preview(f"s{session}", target, budget_tokens=budget)
         assert preview.tokens <= budget
-        assert engine.counter.count(wire_json(preview)) <= budget
+        # As sent: a native preview is its frame, then the file verbatim (not the file JSON-escaped).
+        assert sum(engine.counter.count(block) for block in wire_blocks(preview)) <= budget
         request = ReadRequest(
             target=target + anchor,
             action=action,

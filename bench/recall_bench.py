@@ -33,7 +33,8 @@ from bench.ablation_bench import patched
 from bench.evidence_bench import grep_windows
 from sparseread_mcp import Settings
 from sparseread_mcp.engine import ReadEngine, ReadRequest
-from sparseread_mcp.locate import LocatorSet, bm25, build_query, context
+from sparseread_mcp.locate import LocatorSet, bm25, build_query, concepts, context
+from sparseread_mcp.locate import base as locate_base
 from sparseread_mcp.locate.exposure import plan_exposure
 from sparseread_mcp.models import Intent, Slot
 from sparseread_mcp.protocol import actions
@@ -68,6 +69,8 @@ def variants() -> dict[str, Switches]:
             (bm25.Bm25Corpus, "scores", coordinated(0.5))
         ],
         "coordination 1": [(bm25.Bm25Corpus, "scores", coordinated(1.0))],
+        "concept glossary off (a question's own words only)": [(locate_base, "EXPAND_CONCEPTS", False)],
+        "concepts expand also where the document spells them as asked": [(concepts, "ONLY_WHERE_UNSPELLED", False)],
     }
 
 
@@ -175,7 +178,8 @@ def run(
     locators = LocatorSet()
     results: dict[str, dict[str, list[Json]]] = defaultdict(lambda: defaultdict(list))
     for request in rows:
-        with patched(bm25, "TITLE_WEIGHT", 0):  # the plainest BM25: passages by their own text
+        # The plainest BM25: passages by their own text, the question's own words.
+        with patched(bm25, "TITLE_WEIGHT", 0), patched(locate_base, "EXPAND_CONCEPTS", False):
             request.parsed.locator_state.clear()
             snippets = bm25_snippets(request, locators)
         request.parsed.locator_state.clear()

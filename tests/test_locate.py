@@ -1,4 +1,5 @@
-"""Query building: answer-type cues, one spelling per number, and the phrases a question quotes."""
+"""Query building: answer-type cues, one spelling per number, the phrases a question quotes, and the
+concepts it names by other words than its document."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
-from sparseread_mcp.locate.base import answer_cue, build_query, cue_density
+from sparseread_mcp.locate import base as locate_base
+from sparseread_mcp.locate.base import answer_cue, build_query, concept_terms, cue_density
+from sparseread_mcp.locate.concepts import expansion_terms, named_concepts
 from sparseread_mcp.locate.terms import terms
 
 
@@ -79,3 +82,61 @@ def test_quoted_phrases_are_few_short_and_said_once() -> None:
     assert build_query([goal], []).quoted == ("renewal term", "expiration date")
     many = " ".join(f'"term{n}"' for n in range(10))
     assert len(build_query([many], []).quoted) == 4
+
+
+def _filing(tmp_path: Path) -> Path:
+    """A 10-K-like text: a cash flow statement that spells capital expenditure "Purchases of property, plant
+    and equipment", among passages that repeat the question's own words (3M, capital, amount, FY2018)."""
+    decoys = [
+        f"Item {n}. 3M's capital allocation in FY2018: the amount of capital returned to shareholders and the "
+        f"expenditure on research, {n} percent above plan, are reviewed by the board each quarter of 2018."
+        for n in range(1, 60)
+    ]
+    statement = (
+        "Cash Flows from Investing Activities 2018 2017\n"
+        "Purchases of property, plant and equipment (PP&E) (1,577) (1,373)\n"
+        "Proceeds from sale of PP&E and other assets 262 49\nAcquisitions, net of cash acquired 13 (2,023)"
+    )
+    path = tmp_path / "filing.txt"
+    path.write_text("\n\n".join([*decoys[:30], statement, *decoys[30:]]) + "\n")
+    return path
+
+
+def test_a_concept_the_question_names_finds_the_line_item_that_spells_it_otherwise(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = ReadEngine(Settings(roots=(tmp_path,), native_fit_tokens=0))
+    _filing(tmp_path)
+    ask = "What is the FY2018 capital expenditure amount for 3M?"
+    assert [c.said for c in build_query([ask], []).concepts] == ["capital expenditure"]
+    first = engine.read("s", ReadRequest(target="filing.txt", intent=Intent(goal=ask)))
+    assert "(1,577)" in first.items[0].text
+    monkeypatch.setattr(locate_base, "EXPAND_CONCEPTS", False)
+    plain = engine.read("t", ReadRequest(target="filing.txt", intent=Intent(goal=ask)))
+    assert "(1,577)" not in plain.items[0].text  # the question's own words do not find it
+
+
+def test_only_unambiguous_concepts_expand_and_never_past_the_scanned_prefix() -> None:
+    # A contract shares "revenue"; "net sales" would pull its clauses off: revenue alone expands to nothing.
+    assert named_concepts("Is one party required to share revenue or profit with the counterparty?") == ()
+    assert "equipment" in expansion_terms(named_concepts("What was capex in FY2019?"))
+    # Each term once, none the question already has.
+    both = "What is the quick ratio and the current ratio?"
+    added = expansion_terms(named_concepts(both), terms(both))
+    assert len(added) == len(set(added)) and not set(added) & set(terms(both))
+    # A pasted document is not expanded term by term: only its first characters are read for concepts.
+    assert named_concepts("x " * 10_000 + "capex") == ()
+
+
+def test_a_concept_the_document_spells_as_asked_does_not_expand(tmp_path: Path) -> None:
+    # Where "free cash flow" is a table's own title, the cash flow statement's lines would only pull the
+    # reading away from it; where the document never says it, they are how it spells it.
+    ask = "What is the 2019 free cash flow?"
+    query = build_query([ask], [])
+    spelled = tmp_path / "spelled.txt"
+    spelled.write_text("Free Cash Flow\nNet cash provided by operating activities 912\nFree  cash\nflow 300\n")
+    other = tmp_path / "other.txt"
+    other.write_text("Net cash provided by operating activities 912\nPurchases of property (612)\n")
+    engine = ReadEngine(Settings(roots=(tmp_path,), native_fit_tokens=0))
+    assert concept_terms(engine.open("spelled.txt"), query) == query.terms
+    assert {"operat", "activity", "purchase"} <= set(concept_terms(engine.open("other.txt"), query))

@@ -50,6 +50,32 @@ def test_the_robust_default_falls_least_short_on_any_set_not_best_pooled() -> No
     assert code.robust and code.configuration == "bm25 x snippets" and "plain BM25 snippets" in code.reason
 
 
+def test_the_robust_default_is_scored_as_served_in_windows_on_pages_of_figures() -> None:
+    # Filings: every best hit is on a page of figures, where the selector serves a robust snippets or
+    # context choice in windows (`Selector.in_windows`): only windows hits there. Contracts: snippets hits.
+    rows = [
+        Answered(
+            "filings",
+            LONG,
+            300_000,
+            {"bm25 x snippets": (False, 1400), "bm25 x windows": (i < 30, 1400)},
+            on_figures=True,
+        )
+        for i in range(40)
+    ]
+    rows += [
+        answered("contracts", LONG, 120_000, {"bm25 x snippets": i < 30, "bm25 x windows": i < 10}) for i in range(40)
+    ]
+    selector = calibrate_from(rows)
+    # Scored as plain snippets, it would fall 0.75 short on filings and windows (0.50 short on contracts)
+    # would be chosen: for what the windows rule already mends, at the cost of every contract.
+    assert selector.robust["bm25 x snippets"].regret == 0.0
+    assert abs(selector.robust["bm25 x windows"].regret - 0.5) < 1e-9
+    thin = "text|>32k|exact computation"
+    assert selector.choose(thin, "text").configuration == "bm25 x snippets"
+    assert selector.choose(thin, "text", on_figures=True).configuration == "bm25 x windows"
+
+
 def test_a_sparse_fails_verdict_from_one_set_is_not_enough_for_the_full_view() -> None:
     rows = [answered("filings", LONG, 300_000, {"bm25 x snippets": i < 2, "bm25 x windows": i < 4}) for i in range(40)]
     selector = calibrate_from(rows)

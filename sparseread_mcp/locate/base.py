@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from ..readers.base import ParsedArtifact
+from .concepts import Concept, expansion_terms, named_concepts
 from .patterns import NeedlePattern, compile_needle
 from .terms import terms
 
@@ -26,6 +27,18 @@ class Query:
     #: Phrases the question quotes (`related to "Renewal Term"`): where the text quotes one too, it defines
     #: or names it, and that passage is lifted (`quoted_hits`).
     quoted: tuple[str, ...] = ()
+    #: Concepts the question names that a document may spell otherwise ("COGS": "cost of revenue"); a
+    #: locator adds their terms where the document never says them the question's way (`concept_terms`).
+    concepts: tuple[Concept, ...] = ()
+
+
+#: Whether a concept the question names brings the glossary's other spellings of it (locate/concepts.py).
+EXPAND_CONCEPTS = True
+
+
+def concept_terms(parsed: ParsedArtifact, query: Query) -> tuple[str, ...]:
+    """The query's terms, with the other spellings of each concept this document never spells as asked."""
+    return query.terms + tuple(expansion_terms(query.concepts, query.terms, parsed))
 
 
 def build_query(texts: list[str], needles: list[str], *, known_terms: tuple[str, ...] = (), context: str = "") -> Query:
@@ -51,6 +64,7 @@ def build_query(texts: list[str], needles: list[str], *, known_terms: tuple[str,
         cue=cue,
         text=" ".join([*texts, *plain]).strip(),
         quoted=quoted_phrases(" ".join([*texts, context])),
+        concepts=named_concepts(" ".join(texts)) if EXPAND_CONCEPTS else (),
     )
 
 

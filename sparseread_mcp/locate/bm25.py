@@ -7,7 +7,7 @@ import logging
 import numpy as np
 
 from ..readers.base import ParsedArtifact
-from .base import CUE_BOOST, QUOTED_BOOST, Query, cue_density, needle_hits, quoted_hits
+from .base import CUE_BOOST, QUOTED_BOOST, Query, concept_terms, cue_density, needle_hits, quoted_hits
 from .context import passage_titles
 from .terms import terms
 
@@ -62,7 +62,7 @@ class Bm25Locator:
             index = _passage_corpus(parsed)
             parsed.locator_state[_STATE_KEY] = index
         assert isinstance(index, Bm25Corpus)
-        scores = index.scores(query.terms)
+        scores = index.scores(concept_terms(parsed, query))
         hits = needle_hits(parsed, query)
         ranked: dict[int, float] = {}
         if scores.size:

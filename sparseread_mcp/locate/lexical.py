@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..readers.base import ParsedArtifact
-from .base import Query, needle_hits
+from .base import Query, concept_terms, needle_hits
 from .terms import terms
 
 _STATE_KEY = "lexical.terms"
@@ -18,7 +18,7 @@ class LexicalLocator:
             passage_terms = [frozenset(terms(parsed.text_of(p) + " " + p.keywords)) for p in parsed.passages]
             parsed.locator_state[_STATE_KEY] = passage_terms
         assert isinstance(passage_terms, list)
-        wanted = set(query.terms)
+        wanted = set(concept_terms(parsed, query))
         hits = needle_hits(parsed, query)
         scored = []
         for passage, present in zip(parsed.passages, passage_terms, strict=True):

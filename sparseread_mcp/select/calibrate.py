@@ -224,14 +224,22 @@ def calibrate_from(answers: Iterable[Answered], *, held_out: list[Answered] | No
             # What follows a miss: the agent escalates to the faithful full view (the gate's fallback).
             # Charged as observed follow-up, so a cheap but often-wrong configuration costs what it causes.
             selector.observe_follow_up(answered.group, name, 0 if success else answered.full_chars)
-            every[name][answered.set_name].append((success, exposed))
+            # The robust default is scored as it is served: in windows where the best hit is on a page of
+            # figures (`Selector.in_windows`), so it is not chosen for what that rule already mends.
+            served = answered.results.get(_in_windows(name), (success, exposed)) if answered.on_figures else None
+            every[name][answered.set_name].append(served or (success, exposed))
             if answered.long:
-                long[name][answered.set_name].append((success, exposed))
+                long[name][answered.set_name].append(served or (success, exposed))
         selector.record(answered.group, FULL_VIEW, success=True, exposed_chars=answered.full_chars)
     selector.sets = {group: len(names) for group, names in group_sets.items()}
     selector.robust = _macro_stats(long)
     selector.robust_all = _macro_stats(every)
     return selector
+
+
+def _in_windows(name: Configuration) -> Configuration:
+    """What a robust `name` reads on a page of figures (`Selector.in_windows`)."""
+    return Configuration.named(name.location, "windows") if name.form in ("snippets", "context") else name
 
 
 def _macro_stats(table: dict[Configuration, dict[str, list[tuple[bool, int]]]]) -> dict[Configuration, RobustStats]:

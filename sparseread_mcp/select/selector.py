@@ -11,7 +11,8 @@ only trusted as far as its evidence goes:
   cheapest configuration answers, its reliability reported. A verdict from one set is about that set's
   documents, unlike the request at hand, so the robust default answers.
 The robust default is the lexical sparse configuration (BM25 or lexical; dense and hybrid only where
-calibration shows them winning) that falls least short of the best one on any development set, ties to
+calibration shows them winning) that falls least short of the best one on any development set (scored
+as it is served: in windows where the best hit is on a page of figures, `in_windows`), ties to
 the best macro-averaged hit rate: over the long-document sets for a long request (when at least MIN_SETS
 have long documents), over every set otherwise when calibration measured that artifact type at all (at
 least MIN_SETS sets; else the type's default, else plain BM25 snippets); its measured reliability

@@ -2,10 +2,10 @@
 
 A question asks for "COGS" or "capital expenditure"; a filing's statement says "Cost of revenue" or
 "Purchases of property, plant and equipment". No statistics over the document joins them, so a small
-glossary of financial reporting does: each concept (a pattern over the question) brings the line items and
-statement titles that carry it. The entries are the textbook ones (the primary statements, their line items
-and the standard ratios over them), not phrasings of any question set; `bench/recall_bench.py` measures the
-glossary on and off on every set.
+glossary of financial reporting does: each concept (a pattern over the question) brings the words of the
+line items that carry it. The entries are the textbook ones (the primary statements by the lines they all
+have, line items, and the standard ratios by the lines they are computed from), not phrasings of any
+question set; `bench/recall_bench.py` measures the glossary on and off on every set.
 
 A concept expands only in a document that never spells it as the question did: where "free cash flow" is
 a table's own title, the cash flow statement's lines only pull the reading away from it. Expansion terms

@@ -148,6 +148,7 @@ def test_the_audit_finds_the_patterns_it_must_cover() -> None:
     for expected in ("readers.text._ATX", "readers.structured_nodes._TOML_HEADER", "locate.terms._WORD"):
         assert expected in names
     assert any(name.startswith("readers.log._MASKS") for name in names)
+    assert any(name.startswith("locate.concepts.COMPILED") for name in names)
     assert not any("compaction" in name for name in names)
 
 

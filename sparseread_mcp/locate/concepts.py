@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 
 from ..readers.base import ParsedArtifact
 from .terms import terms
@@ -93,12 +92,12 @@ class Concept:
     terms: tuple[str, ...]
 
 
-@lru_cache(maxsize=1)
-def _compiled() -> tuple[tuple[re.Pattern[str], tuple[str, ...]], ...]:
-    return tuple(
-        (re.compile(rf"(?<![\w&])(?:{pattern})(?![\w&])", re.IGNORECASE), tuple(terms(expansion)))
-        for pattern, expansion in GLOSSARY
-    )
+#: The glossary compiled, whole words only, each with its expansion as terms (module level: the hostile-
+#: pattern audit runs every one on adversarial text).
+COMPILED: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = tuple(
+    (re.compile(rf"(?<![\w&])(?:{pattern})(?![\w&])", re.IGNORECASE), tuple(terms(expansion)))
+    for pattern, expansion in GLOSSARY
+)
 
 
 #: Only this much of a question is searched for concepts (every pattern is a bounded literal alternation,
@@ -113,7 +112,7 @@ def named_concepts(text: str) -> tuple[Concept, ...]:
     """Every concept of the glossary the text names, as it names it first."""
     scanned = text[:_SCANNED_CHARS]
     found: list[Concept] = []
-    for pattern, expansion in _compiled():
+    for pattern, expansion in COMPILED:
         match = pattern.search(scanned)
         if match:
             found.append(Concept(said=" ".join(match.group(0).split()).casefold(), terms=expansion))

@@ -35,7 +35,7 @@ from ..readers.base import ParsedArtifact
 from ..readers.registry import default_registry
 from .configuration import FULL_VIEW, Configuration
 from .figures import best_on_figures
-from .selector import RobustStats, Selector, group_of, intent_type, size_band
+from .selector import RobustStats, Selector, group_of, intent_type, served_on_figures, size_band
 
 log = logging.getLogger(__name__)
 
@@ -226,7 +226,7 @@ def calibrate_from(answers: Iterable[Answered], *, held_out: list[Answered] | No
             selector.observe_follow_up(answered.group, name, 0 if success else answered.full_chars)
             # The robust default is scored as it is served: in windows where the best hit is on a page of
             # figures (`Selector.in_windows`), so it is not chosen for what that rule already mends.
-            served = answered.results.get(_in_windows(name), (success, exposed)) if answered.on_figures else None
+            served = answered.results.get(served_on_figures(name), (success, exposed)) if answered.on_figures else None
             every[name][answered.set_name].append(served or (success, exposed))
             if answered.long:
                 long[name][answered.set_name].append(served or (success, exposed))
@@ -235,11 +235,6 @@ def calibrate_from(answers: Iterable[Answered], *, held_out: list[Answered] | No
     selector.robust = _macro_stats(long)
     selector.robust_all = _macro_stats(every)
     return selector
-
-
-def _in_windows(name: Configuration) -> Configuration:
-    """What a robust `name` reads on a page of figures (`Selector.in_windows`)."""
-    return Configuration.named(name.location, "windows") if name.form in ("snippets", "context") else name
 
 
 def _macro_stats(table: dict[Configuration, dict[str, list[tuple[bool, int]]]]) -> dict[Configuration, RobustStats]:

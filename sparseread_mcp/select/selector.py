@@ -93,6 +93,14 @@ class Stats:
         return self.exposed_chars + CALL_OVERHEAD_CHARS + self.follow_up_chars
 
 
+def served_on_figures(name: Configuration) -> Configuration:
+    """What a robust `name` reads where the best hit is on a page of figures: snippets and context in
+    windows (`Selector.in_windows`), anything else as it is."""
+    if name == FULL_VIEW or name.form not in ("snippets", "context"):
+        return name
+    return Configuration.named(name.location, "windows")
+
+
 @dataclass(slots=True)
 class RobustStats:
     """A configuration over long-document requests: pooled counts, and the hit rate macro-averaged over
@@ -162,9 +170,9 @@ class Selector:
         from each passage tied with it). Evidence there (a statement under its title) is a stretch of the
         page, not scattered passages; a calibrated choice stays, and so does the full view."""
         name = choice.configuration
-        if not choice.robust or name == FULL_VIEW or name.form not in ("snippets", "context"):
+        windows = served_on_figures(name)
+        if not choice.robust or windows == name:
             return choice
-        windows = Configuration.named(name.location, "windows")
         with self._lock:
             stats = self.groups.get(choice.group, {}).get(windows)
         reliability = round(stats.reliability, 3) if stats is not None and stats.trials else choice.reliability

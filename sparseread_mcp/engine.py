@@ -29,6 +29,8 @@ from .gate.ledger import Ledger
 from .gate.respond import fit_card, fit_preview
 from .gate.route import choose_route
 from .locate import LocatorSet
+from .locate.base import concept_terms
+from .locate.bm25 import passage_index
 from .models import Card, EvidencePack, Intent, Preview
 from .preview import PREVIEW_SAMPLES, binary_card, build_preview
 from .protocol import actions
@@ -198,6 +200,7 @@ class ReadEngine:
             intent=effective_intent(intent, session.intent),
         )
         reader = self.registry.reader_for(location.absolute)
+        matches, focus = self._best_matches(parsed, intent) if not route.native else (None, {})
         preview = build_preview(
             parsed,
             full_view_tokens=self.full_view_tokens(parsed),
@@ -205,18 +208,24 @@ class ReadEngine:
             counter=self.counter,
             budget_tokens=budget,
             configurations=self.registry.configurations(reader),
-            matches=self._best_matches(parsed, intent) if not route.native else None,
+            matches=matches,
+            focus=focus,
         )
         preview = fit_preview(preview, budget, self.counter)  # the guarantee: within budget, or a clear error
         if preview.content is not None:
             session.whole[parsed.artifact.path] = parsed.artifact.fingerprint
         return preview
 
-    def _best_matches(self, parsed: ParsedArtifact, intent: Intent | None) -> list[int] | None:
-        """The passages the preview's own intent ranks first (BM25), for its samples; None without one."""
+    def _best_matches(self, parsed: ParsedArtifact, intent: Intent | None) -> tuple[list[int] | None, dict[str, float]]:
+        """The passages the preview's own intent ranks first (BM25), for its samples, and the terms it
+        looked for (the glossary's too, where this document needs them), each weighted by its rarity here
+        (BM25's idf); None and none without one."""
         if not says_what_to_locate(intent):
-            return None
-        return [index for index, _ in self.locator.rank(parsed, query_for(intent))[:PREVIEW_SAMPLES]]
+            return None, {}
+        query = query_for(intent)
+        ranked = [index for index, _ in self.locator.rank(parsed, query)[:PREVIEW_SAMPLES]]
+        index = passage_index(parsed)
+        return ranked, {term: index.rarity(term) for term in concept_terms(parsed, query)}
 
     def read(self, session_key: str, request: ReadRequest, *, reserve_tokens: int = 0) -> EvidencePack:
         """The EvidencePack for `request`, within its budget less `reserve_tokens` (kept free for what the

@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import re
+from itertools import islice
+
 from .files.artifacts import magic_kind
 from .files.roots import ResolvedPath
 from .gate.respond import shrink_preview
 from .gate.route import Route
+from .locate.terms import terms
 from .models import ArtifactInfo, EvidenceItem, OutlineItem, Preview
 from .readers.base import OutlineEntry, ParsedArtifact
 from .tokens import TokenCounter, stamp_tokens
 
 _SAMPLE_CHARS = 240
+#: Places in a matched passage where its sample may begin (line and sentence starts), the first ones.
+_SAMPLE_OPENINGS = 64
+#: The opening of a sample, whose terms count first when choosing where it begins.
+_OPENING_CHARS = 80
+_SENTENCE_END = re.compile(r"[.;:!?]\s+")
 #: Samples in a preview: the intent's best matches, else passages spread through the file.
 PREVIEW_SAMPLES = 3
 
@@ -25,10 +34,13 @@ def build_preview(
     configurations: list[str] | None = None,
     line_range: tuple[int, int] | None = None,
     matches: list[int] | None = None,
+    focus: dict[str, float] | None = None,
 ) -> Preview:
     """Outline, samples and signals; shed toward `budget_tokens` (gate/respond.py) when one is given, else
-    whole (a pack that carries it fits it to what the pack leaves). The samples open the passages
-    `matches` (indexes, best first: what the preview's intent located), else passages spread through it."""
+    whole (a pack that carries it fits it to what the pack leaves). The samples show the passages
+    `matches` (indexes, best first: what the preview's intent located) where they say most of the `focus`
+    terms (each weighted by its rarity), else the opening of passages spread through it; an outline cut to
+    the budget keeps the entries that hold the matches."""
     artifact = parsed.artifact
     entries = list(parsed.outline)
     if line_range is not None:
@@ -41,7 +53,7 @@ def build_preview(
         full_view_chars=len(artifact.text),
         full_view_tokens=full_view_tokens,
         outline=[_outline_item(e) for e in entries],
-        samples=[] if native else _samples(parsed, matches),
+        samples=[] if native else _samples(parsed, matches, focus or {}),
         # The whole content is here: signals and other ways to read it would only repeat what it shows.
         signals={} if native else _signals(parsed),
         route="native" if native else "sparse",
@@ -52,7 +64,8 @@ def build_preview(
     )
     if budget_tokens is None:
         return stamp_tokens(preview, counter)
-    fitted = shrink_preview(preview, budget_tokens, counter)
+    keep = _holding(entries, parsed, matches)
+    fitted = shrink_preview(preview, budget_tokens, counter, keep=keep)
     if fitted.content is None and native:
         # The content did not fit: what it would have made redundant is worth its tokens again.
         again = preview.model_copy(
@@ -63,8 +76,16 @@ def build_preview(
                 "configurations": configurations or [],
             }
         )
-        fitted = shrink_preview(again, budget_tokens, counter)
+        fitted = shrink_preview(again, budget_tokens, counter, keep=keep)
     return fitted
+
+
+def _holding(entries: list[OutlineEntry], parsed: ParsedArtifact, matches: list[int] | None) -> frozenset[str]:
+    """The anchors of the outline entries (and their parents) that hold a matched passage."""
+    if not matches:
+        return frozenset()
+    lines = [parsed.lines.line_of(parsed.passages[i].start) for i in matches[:PREVIEW_SAMPLES]]
+    return frozenset(e.anchor for e in entries if any(e.first_line <= n <= e.last_line for n in lines))
 
 
 def _outline_item(entry: OutlineEntry) -> OutlineItem:
@@ -77,9 +98,9 @@ def _outline_item(entry: OutlineEntry) -> OutlineItem:
     )
 
 
-def _samples(parsed: ParsedArtifact, matches: list[int] | None) -> list[EvidenceItem]:
-    """The opening of a few passages, each cut at a line or space so it stays verbatim: the matches given,
-    else body passages spread through the file."""
+def _samples(parsed: ParsedArtifact, matches: list[int] | None, focus: dict[str, float]) -> list[EvidenceItem]:
+    """A few verbatim cuts, each ending at a line or space: of the matches given, the part that says most
+    of the `focus` terms (term -> weight); else the opening of body passages spread through the file."""
     from .evidence import Candidate, item_for
 
     out: list[EvidenceItem] = []
@@ -88,17 +109,64 @@ def _samples(parsed: ParsedArtifact, matches: list[int] | None) -> list[Evidence
     else:
         body = [p for p in parsed.passages if p.kind != "heading" and len(parsed.text_of(p).strip()) > 40]
         chosen = body[:: max(1, len(body) // PREVIEW_SAMPLES)][:PREVIEW_SAMPLES]
+    text = parsed.artifact.text
     for passage in chosen:
-        lines = parsed.lines
-        start = passage.start
-        line = lines.line_of(start)
-        end = passage.end if passage.end - start <= _SAMPLE_CHARS else min(passage.end, lines.line_end(line))
-        if end - start > _SAMPLE_CHARS:
-            space = parsed.artifact.text.rfind(" ", start + 1, start + _SAMPLE_CHARS)
-            end = space if space > start else start + _SAMPLE_CHARS
+        if matches and focus:
+            start = _most_said(parsed, passage.start, passage.end, focus)
+            end = _cut(text, start, min(passage.end, start + _SAMPLE_CHARS))
+        else:
+            start = passage.start
+            line = parsed.lines.line_of(start)
+            short = passage.end - start <= _SAMPLE_CHARS
+            end = passage.end if short else min(passage.end, parsed.lines.line_end(line))
+            end = _cut(text, start, end)
         if end > start:
             out.append(item_for(parsed, Candidate(start=start, end=end, score=0.0)))
     return out
+
+
+def _most_said(parsed: ParsedArtifact, start: int, end: int, focus: dict[str, float]) -> int:
+    """Where in [start, end) a sample says most of the `focus` terms (by weight): the first such line start, or
+    sentence start within a line longer than a sample (a table's row label, not the number above it)."""
+    text = parsed.artifact.text
+    lines = parsed.lines
+    openings: list[int] = []
+    line = lines.line_of(start)
+    while len(openings) < _SAMPLE_OPENINGS:
+        at = max(start, lines.starts[line - 1])
+        if at >= end:
+            break
+        line_end = min(end, lines.line_end(line))
+        if text[at:line_end].strip():
+            openings.append(at)
+        if line_end - at > _SAMPLE_CHARS:  # a long line (a single-line document): its sentences too
+            room = _SAMPLE_OPENINGS - len(openings)
+            openings.extend(m.end() for m in islice(_SENTENCE_END.finditer(text, at, line_end), room))
+        if line >= lines.line_count:
+            break
+        line += 1
+    best, said = start, (0.0, 0.0, 0.0)
+    for at in openings[:_SAMPLE_OPENINGS]:
+        window = text[at : min(end, at + _SAMPLE_CHARS)]
+        # What the sample opens with counts first (its first line, then its first words): a row label that
+        # names the terms, not a row of numbers before it that happens to reach them.
+        opening = window[:_OPENING_CHARS]
+        first_line = opening.split("\n", 1)[0]
+        first, opens, whole = (
+            sum(focus.get(t, 0.0) for t in set(terms(part))) for part in (first_line, opening, window)
+        )
+        count = (first, opens, whole)
+        if count > said:
+            best, said = at, count
+    return best
+
+
+def _cut(text: str, start: int, end: int) -> int:
+    """`end`, or the last line break or space before it when the span is longer than a sample."""
+    if end - start <= _SAMPLE_CHARS:
+        return end
+    space = max(text.rfind("\n", start + 1, start + _SAMPLE_CHARS), text.rfind(" ", start + 1, start + _SAMPLE_CHARS))
+    return space if space > start else start + _SAMPLE_CHARS
 
 
 def _signals(parsed: ParsedArtifact) -> dict[str, int | str | None]:

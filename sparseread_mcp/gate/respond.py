@@ -279,11 +279,18 @@ def fit_preview(preview: Preview, budget: int, counter: TokenCounter, *, by_leve
     return fitted
 
 
-def shrink_preview(preview: Preview, budget: int, counter: TokenCounter, *, by_level: bool = True) -> Preview:
+def shrink_preview(
+    preview: Preview,
+    budget: int,
+    counter: TokenCounter,
+    *,
+    by_level: bool = True,
+    keep: frozenset[str] = frozenset(),
+) -> Preview:
     """The preview within `budget`, or as small as it gets: a native preview's content goes first when it
     does not fit (the reason says how to read it); then, while the card without its outline does not leave
     room for one, samples, ways to read it and signals; then the outline (its deepest level first when
-    `by_level`, then its tail); last, the reason is clipped."""
+    `by_level`, then its tail; the entries anchored in `keep` last); last, the reason is clipped."""
     preview = stamp_tokens(preview, counter)
     if preview.tokens <= budget:
         return preview
@@ -301,15 +308,18 @@ def shrink_preview(preview: Preview, budget: int, counter: TokenCounter, *, by_l
             break  # a tight budget keeps the card and its extras, and sheds outline entries
         preview = stamp_tokens(preview.model_copy(update=optional), counter)
     if preview.tokens > budget and preview.outline:
-        preview = _fit_outline(preview, budget, counter, by_level=by_level)
+        preview = _fit_outline(preview, budget, counter, by_level=by_level, keep=keep)
     if preview.tokens > budget:
         preview = stamp_tokens(preview.model_copy(update={"reason": clip(preview.reason)}), counter)
     return preview
 
 
-def _fit_outline(preview: Preview, budget: int, counter: TokenCounter, *, by_level: bool) -> Preview:
+def _fit_outline(
+    preview: Preview, budget: int, counter: TokenCounter, *, by_level: bool, keep: frozenset[str] = frozenset()
+) -> Preview:
     """An outline that fits: whole levels dropped from the deepest (when `by_level`), then cut by a third
-    at a time, so what stays is the top of the document, with room to spare rather than a ragged tail."""
+    at a time, so what stays is the top of the document, with room to spare rather than a ragged tail.
+    Entries anchored in `keep` (where the preview's intent matched) stay until only they are left."""
     entries = list(preview.outline)
     bare = stamp_tokens(preview.model_copy(update={"outline": [], "outline_complete": False}), counter)
     room = budget - bare.tokens - OUTLINE_MARGIN_TOKENS
@@ -318,18 +328,23 @@ def _fit_outline(preview: Preview, budget: int, counter: TokenCounter, *, by_lev
     while entries and sum(costs[id(e)] for e in entries) > room:
         if len(levels) > 1:
             deepest = levels.pop(0)
-            entries = [e for e in entries if e.level < deepest]
+            entries = [e for e in entries if e.level < deepest or e.anchor in keep]
         else:
-            entries = _shorter(entries)
+            entries = _shorter(entries, keep)
     while True:
         fitted = stamp_tokens(preview.model_copy(update={"outline": entries, "outline_complete": False}), counter)
         if fitted.tokens <= budget or not entries:
             return fitted
-        entries = _shorter(entries)  # the estimate was short: measured again, smaller
+        entries = _shorter(entries, keep)  # the estimate was short: measured again, smaller
 
 
-def _shorter(entries: list[OutlineItem]) -> list[OutlineItem]:
-    return entries[: max(0, len(entries) * 2 // 3 - 1)]
+def _shorter(entries: list[OutlineItem], keep: frozenset[str] = frozenset()) -> list[OutlineItem]:
+    """A third fewer entries, from the tail; the kept ones go only when nothing else is left."""
+    others = [e for e in entries if e.anchor not in keep]
+    if not others:
+        return entries[: max(0, len(entries) * 2 // 3 - 1)]
+    staying = {id(e) for e in others[: max(0, len(others) * 2 // 3 - 1)]}
+    return [e for e in entries if e.anchor in keep or id(e) in staying]
 
 
 # -- the session card ------------------------------------------------------------------------------

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import math
+from collections import Counter
 
 import numpy as np
 
@@ -30,6 +32,13 @@ class Bm25Corpus:
         if documents:
             self.model.index([d or [""] for d in documents], show_progress=False)
         self.vocab: dict[str, int] = self.model.vocab_dict if documents else {}
+        self.size = len(documents)
+        self.document_frequency = Counter(term for document in documents for term in set(document))
+
+    def rarity(self, term: str) -> float:
+        """BM25's inverse document frequency of `term` here (0 for a term no document has)."""
+        found = self.document_frequency.get(term, 0)
+        return math.log(1 + (self.size - found + 0.5) / (found + 0.5)) if found else 0.0
 
     def scores(self, query_terms: tuple[str, ...] | list[str]) -> np.ndarray:
         """One score per document; empty when no query term is in the vocabulary."""
@@ -37,6 +46,16 @@ class Bm25Corpus:
         if not known:
             return np.zeros(0)
         return np.asarray(self.model.get_scores(known), dtype=np.float64)
+
+
+def passage_index(parsed: ParsedArtifact) -> Bm25Corpus:
+    """The BM25 index of `parsed`'s passages, built once per file version."""
+    index = parsed.locator_state.get(_STATE_KEY)
+    if index is None:
+        index = _passage_corpus(parsed)
+        parsed.locator_state[_STATE_KEY] = index
+    assert isinstance(index, Bm25Corpus)
+    return index
 
 
 def _passage_corpus(parsed: ParsedArtifact) -> Bm25Corpus:
@@ -57,12 +76,7 @@ class Bm25Locator:
     def rank(self, parsed: ParsedArtifact, query: Query) -> list[tuple[int, float]]:
         if not parsed.passages:
             return []
-        index = parsed.locator_state.get(_STATE_KEY)
-        if index is None:
-            index = _passage_corpus(parsed)
-            parsed.locator_state[_STATE_KEY] = index
-        assert isinstance(index, Bm25Corpus)
-        scores = index.scores(concept_terms(parsed, query))
+        scores = passage_index(parsed).scores(concept_terms(parsed, query))
         hits = needle_hits(parsed, query)
         ranked: dict[int, float] = {}
         if scores.size:

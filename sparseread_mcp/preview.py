@@ -19,6 +19,8 @@ _SAMPLE_CHARS = 240
 _SAMPLE_OPENINGS = 64
 #: The opening of a sample, whose terms count first when choosing where it begins.
 _OPENING_CHARS = 80
+#: A letter: a line with one says a word (a row's label), a line without holds figures.
+_WORD = re.compile(r"[^\W\d_]")
 _SENTENCE_END = re.compile(r"[.;:!?]\s+")
 #: Samples in a preview: the intent's best matches, else passages spread through the file.
 PREVIEW_SAMPLES = 3
@@ -113,7 +115,8 @@ def _samples(parsed: ParsedArtifact, matches: list[int] | None, focus: dict[str,
     for passage in chosen:
         if matches and focus:
             start = _most_said(parsed, passage.start, passage.end, focus)
-            end = _cut(text, start, min(passage.end, start + _SAMPLE_CHARS))
+            limit = min(passage.end, start + _SAMPLE_CHARS)
+            end = _row_end(text, start, limit) or _cut(text, start, limit)
         else:
             start = passage.start
             line = parsed.lines.line_of(start)
@@ -159,6 +162,27 @@ def _most_said(parsed: ParsedArtifact, start: int, end: int, focus: dict[str, fl
         if count > said:
             best, said = at, count
     return best
+
+
+def _row_end(text: str, start: int, limit: int) -> int | None:
+    """Where a table row that begins at `start` ends, before `limit`: its label's line and the lines of
+    figures under it (PDF extraction puts each cell on a line of its own), up to the next line that says a
+    word. None when the line after the first says words (prose), or the row runs past `limit`."""
+    first = text.find("\n", start, limit)
+    if first < 0:
+        return None
+    end, at = first, first + 1
+    while at < limit:
+        newline = text.find("\n", at, limit)
+        line = text[at : newline if newline >= 0 else limit]
+        if _WORD.search(line):
+            return end if end > first else None
+        if newline < 0:
+            return None  # the row may run past the sample
+        if line.strip():
+            end = newline  # a line of figures (blank lines after the last one stay out)
+        at = newline + 1
+    return None
 
 
 def _cut(text: str, start: int, end: int) -> int:

@@ -48,6 +48,7 @@ def test_a_sample_shows_where_its_passage_says_the_intent_not_the_number_it_open
     assert preview.route == "sparse" and preview.samples
     best = preview.samples[0]
     assert best.text.startswith("Purchases of property, plant and equipment") and "(1,577)" in best.text
+    assert best.text.rstrip().endswith("(1,373)")  # that row, to its last figure, and not the next one
     assert source_at(text, best.anchor) == best.text and len(best.text) <= 240
     # Without an intent a sample is still the opening of a passage spread through the file.
     plain = engine.preview("t", "filing.txt", budget_tokens=2_000)

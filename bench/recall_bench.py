@@ -71,6 +71,7 @@ def variants() -> dict[str, Switches]:
         "coordination 1": [(bm25.Bm25Corpus, "scores", coordinated(1.0))],
         "concept glossary off (a question's own words only)": [(locate_base, "EXPAND_CONCEPTS", False)],
         "concepts expand also where the document spells them as asked": [(concepts, "ONLY_WHERE_UNSPELLED", False)],
+        "contract clauses off (a CUAD label brings no drafting words)": [(concepts, "EXPAND_CLAUSES", False)],
     }
 
 

@@ -116,6 +116,50 @@ def test_a_concept_the_question_names_finds_the_line_item_that_spells_it_otherwi
     assert "(1,577)" not in plain.items[0].text  # the question's own words do not find it
 
 
+def _agreement(tmp_path: Path) -> Path:
+    """A services agreement whose cap on support hours is the volume restriction, among clauses that repeat
+    the CUAD question's own words (fee, increase, consent, requirement, use, services, party)."""
+    decoys = [
+        f"{n}. Fees. Any increase of the fees for the use of the services requires the prior written consent "
+        f"of the other party; each party shall meet the requirements of Schedule {n} for the services it uses."
+        for n in range(1, 40)
+    ]
+    cap = (
+        "40. Support. TouchStar shall provide assistance relating to the software as reasonably requested, but "
+        "in any event in an amount not to exceed twenty (20) hours of assistance per month."
+    )
+    path = tmp_path / "agreement.txt"
+    path.write_text("\n\n".join([*decoys[:20], cap, *decoys[20:]]) + "\n")
+    return path
+
+
+def test_a_clause_the_question_names_by_its_review_label_is_found_by_its_drafting_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No contract says "Volume Restriction": the label brings the words such clauses are drafted in."""
+    from sparseread_mcp.locate import concepts
+
+    engine = ReadEngine(Settings(roots=(tmp_path,), native_fit_tokens=0))
+    _agreement(tmp_path)
+    ask = (
+        'Highlight the parts (if any) of this contract related to "Volume Restriction" that should be reviewed '
+        "by a lawyer. Details: Is there a fee increase or consent requirement, etc. if one party's use of the "
+        "product/services exceeds certain threshold?"
+    )
+    assert [c.said for c in build_query([ask], []).concepts] == ["volume restriction"]
+    parsed = engine.open("agreement.txt")
+
+    def best() -> str:
+        ranked = engine.locator.rank(parsed, build_query([ask], []))
+        return parsed.text_of(parsed.passages[ranked[0][0]])
+
+    assert "not to exceed twenty (20) hours" in best()
+    first = engine.read("s", ReadRequest(target="agreement.txt", intent=Intent(goal=ask)))
+    assert "not to exceed twenty (20) hours" in first.items[0].text
+    monkeypatch.setattr(concepts, "EXPAND_CLAUSES", False)
+    assert "Fees." in best()  # the question's own words find the fee clauses first
+
+
 def test_only_unambiguous_concepts_expand_and_never_past_the_scanned_prefix() -> None:
     # A contract shares "revenue"; "net sales" would pull its clauses off: revenue alone expands to nothing.
     assert named_concepts("Is one party required to share revenue or profit with the counterparty?") == ()

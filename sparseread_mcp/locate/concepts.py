@@ -84,6 +84,27 @@ GLOSSARY: tuple[tuple[str, str], ...] = (
 )
 
 
+#: Contract clauses that questions name by a reviewer's label (CUAD's categories: `related to "Volume
+#: Restriction"`) no contract uses, each with the words its clauses are drafted in. Only labels that are not
+#: drafting words themselves: "Insurance" or "Renewal Term" is what the clause says.
+CLAUSES: tuple[tuple[str, str], ...] = (
+    (r"volume restrictions?", "maximum minimum quantity volume capacity exceed excess"),
+    (
+        r"(?:revenue|profit)(?:\s*/\s*(?:revenue|profit))? sharing",
+        "royalty royalties percent percentage net sales profits",
+    ),
+    (r"competitive restriction exceptions?", "notwithstanding except exclusive compete solicit restrict"),
+    (r"joint ip ownership|joint(?:ly)? owned? (?:ip|intellectual property)", "jointly owned joint inventions co-owned"),
+    (r"non-?transferable licen[cs]es?", "assign transfer sublicense non-transferable"),
+    (r"irrevocable or perpetual licen[cs]es?", "irrevocable perpetual royalty-free fully paid-up"),
+    (r"affiliate licen[cs]e", "affiliates subsidiaries"),
+    (r"unlimited/all-you-can-eat-licen[cs]e", "unlimited enterprise-wide"),
+    (r"warranty duration", "warrants warranty period"),
+)
+#: Whether the contract clauses expand too (for benchmarks).
+EXPAND_CLAUSES = True
+
+
 @dataclass(frozen=True, slots=True)
 class Concept:
     """A concept the question names: how it said it, and the glossary's other spellings, as terms."""
@@ -94,10 +115,15 @@ class Concept:
 
 #: The glossary compiled, whole words only, each with its expansion as terms (module level: the hostile-
 #: pattern audit runs every one on adversarial text).
-COMPILED: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = tuple(
-    (re.compile(rf"(?<![\w&])(?:{pattern})(?![\w&])", re.IGNORECASE), tuple(terms(expansion)))
-    for pattern, expansion in GLOSSARY
-)
+def _compiled(entries: tuple[tuple[str, str], ...]) -> tuple[tuple[re.Pattern[str], tuple[str, ...]], ...]:
+    return tuple(
+        (re.compile(rf"(?<![\w&])(?:{pattern})(?![\w&])", re.IGNORECASE), tuple(terms(expansion)))
+        for pattern, expansion in entries
+    )
+
+
+COMPILED = _compiled(GLOSSARY)
+COMPILED_CLAUSES = _compiled(CLAUSES)
 
 
 #: Only this much of a question is searched for concepts (every pattern is a bounded literal alternation,
@@ -112,7 +138,7 @@ def named_concepts(text: str) -> tuple[Concept, ...]:
     """Every concept of the glossary the text names, as it names it first."""
     scanned = text[:_SCANNED_CHARS]
     found: list[Concept] = []
-    for pattern, expansion in COMPILED:
+    for pattern, expansion in COMPILED + (COMPILED_CLAUSES if EXPAND_CLAUSES else ()):
         match = pattern.search(scanned)
         if match:
             found.append(Concept(said=" ".join(match.group(0).split()).casefold(), terms=expansion))

@@ -20,7 +20,7 @@ _SAMPLE_OPENINGS = 64
 #: The opening of a sample, whose terms count first when choosing where it begins.
 _OPENING_CHARS = 80
 #: A letter: a line with one says a word (a row's label), a line without holds figures.
-_WORD = re.compile(r"[^\W\d_]")
+_LETTER = re.compile(r"[^\W\d_]")
 _SENTENCE_END = re.compile(r"[.;:!?]\s+")
 #: Samples in a preview: the intent's best matches, else passages spread through the file.
 PREVIEW_SAMPLES = 3
@@ -175,7 +175,7 @@ def _row_end(text: str, start: int, limit: int) -> int | None:
     while at < limit:
         newline = text.find("\n", at, limit)
         line = text[at : newline if newline >= 0 else limit]
-        if _WORD.search(line):
+        if _LETTER.search(line):
             return end if end > first else None
         if newline < 0:
             return None  # the row may run past the sample

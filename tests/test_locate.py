@@ -84,6 +84,13 @@ def test_quoted_phrases_are_few_short_and_said_once() -> None:
     assert len(build_query([many], []).quoted) == 4
 
 
+def _among_decoys(path: Path, decoys: list[str], passage: str) -> Path:
+    """`passage` in the middle of the decoys, one paragraph each."""
+    half = len(decoys) // 2
+    path.write_text("\n\n".join([*decoys[:half], passage, *decoys[half:]]) + "\n")
+    return path
+
+
 def _filing(tmp_path: Path) -> Path:
     """A 10-K-like text: a cash flow statement that spells capital expenditure "Purchases of property, plant
     and equipment", among passages that repeat the question's own words (3M, capital, amount, FY2018)."""
@@ -97,9 +104,7 @@ def _filing(tmp_path: Path) -> Path:
         "Purchases of property, plant and equipment (PP&E) (1,577) (1,373)\n"
         "Proceeds from sale of PP&E and other assets 262 49\nAcquisitions, net of cash acquired 13 (2,023)"
     )
-    path = tmp_path / "filing.txt"
-    path.write_text("\n\n".join([*decoys[:30], statement, *decoys[30:]]) + "\n")
-    return path
+    return _among_decoys(tmp_path / "filing.txt", decoys, statement)
 
 
 def test_a_concept_the_question_names_finds_the_line_item_that_spells_it_otherwise(
@@ -128,9 +133,7 @@ def _agreement(tmp_path: Path) -> Path:
         "40. Support. TouchStar shall provide assistance relating to the software as reasonably requested, but "
         "in any event in an amount not to exceed twenty (20) hours of assistance per month."
     )
-    path = tmp_path / "agreement.txt"
-    path.write_text("\n\n".join([*decoys[:20], cap, *decoys[20:]]) + "\n")
-    return path
+    return _among_decoys(tmp_path / "agreement.txt", decoys, cap)
 
 
 def test_a_clause_the_question_names_by_its_review_label_is_found_by_its_drafting_words(

@@ -116,7 +116,7 @@ def _samples(parsed: ParsedArtifact, matches: list[int] | None, focus: dict[str,
         if matches and focus:
             start = _most_said(parsed, passage.start, passage.end, focus)
             limit = min(passage.end, start + _SAMPLE_CHARS)
-            end = _row_end(text, start, limit) or _cut(text, start, limit)
+            end = _row_end(text, start, limit) or _cut(text, start, passage.end)
         else:
             start = passage.start
             line = parsed.lines.line_of(start)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from conftest import source_at
-from docs import long_markdown
+from docs import long_markdown, single_line
 
 from sparseread_mcp import Intent, ReadEngine, Settings
 
@@ -66,3 +67,18 @@ def test_an_outline_cut_to_the_budget_keeps_the_section_that_holds_the_match(tmp
     assert any(e.title.startswith(wanted) for e in asked.outline)  # unless the intent matched there
     starts = [e.lines[0] for e in asked.outline]
     assert asked.tokens <= 700 and starts == sorted(starts)  # still in the document's order
+
+
+def test_a_sample_in_a_long_line_begins_at_the_sentence_that_says_the_intent_and_ends_at_a_space(
+    tmp_path: Path,
+) -> None:
+    text = single_line(sentences=2_000)
+    (tmp_path / "one.txt").write_text(text)
+    engine = ReadEngine(Settings(roots=(tmp_path,)))
+    preview = engine.preview("s", "one.txt", Intent(needles=["S1500X"]), budget_tokens=2_000)
+    best = preview.samples[0]
+    assert best.text.startswith("Sentence 1500 ") and source_at(text, best.anchor) == best.text
+    columns = re.fullmatch(r"L1:C(\d+)-C(\d+)", best.anchor)
+    assert columns is not None
+    last = int(columns.group(2))  # 1-based and inclusive: text[last] is the character after the sample
+    assert len(best.text) <= 240 and text[last : last + 1] == " "  # cut at a space, not inside a word

@@ -5,8 +5,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import anyio
+import pytest
 from conftest import source_at
 from docs import long_markdown, single_line
+from flow import call
+from mcp import Client, StdioServerParameters
+from test_mcp_transports import installed_command
 
 from sparseread_mcp import Intent, ReadEngine, Settings
 
@@ -82,3 +87,18 @@ def test_a_sample_in_a_long_line_begins_at_the_sentence_that_says_the_intent_and
     assert columns is not None
     last = int(columns.group(2))  # 1-based and inclusive: text[last] is the character after the sample
     assert len(best.text) <= 240 and text[last : last + 1] == " "  # cut at a space, not inside a word
+
+
+@pytest.mark.anyio
+async def test_over_stdio_a_sample_states_the_row_and_its_pointer_verifies(tmp_path: Path) -> None:
+    """The installed server, the official client: the sample an agent is shown can be cited as it is."""
+    (tmp_path / "filing.txt").write_text(_statement())
+    params = StdioServerParameters(command=installed_command(), args=["--root", str(tmp_path)])
+    ask = "What were the purchases of property, plant and equipment?"
+    with anyio.fail_after(120):
+        async with Client(params) as client:
+            preview = await call(client, "sro_preview", {"path": "filing.txt", "intent": {"goal": ask}})
+            best = preview["samples"][0]
+            assert best["text"].startswith("Purchases of property") and "(1,577)" in best["text"]
+            checked = await call(client, "sro_read", {"target": best["pointer"], "action": "verify"})
+    assert checked["verification"]["status"] == "ok"

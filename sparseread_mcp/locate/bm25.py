@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import math
-from collections import Counter
 
 import numpy as np
 
@@ -33,11 +32,15 @@ class Bm25Corpus:
             self.model.index([d or [""] for d in documents], show_progress=False)
         self.vocab: dict[str, int] = self.model.vocab_dict if documents else {}
         self.size = len(documents)
-        self.document_frequency = Counter(term for document in documents for term in set(document))
 
     def rarity(self, term: str) -> float:
-        """BM25's inverse document frequency of `term` here (0 for a term no document has)."""
-        found = self.document_frequency.get(term, 0)
+        """BM25's inverse document frequency of `term` here (0 for a term no document has). The index
+        already holds it: a term's column of the score matrix has one entry per document that has it."""
+        column = self.vocab.get(term)
+        if column is None or not term:
+            return 0.0
+        indptr = self.model.scores["indptr"]
+        found = int(indptr[column + 1] - indptr[column])
         return math.log(1 + (self.size - found + 0.5) / (found + 0.5)) if found else 0.0
 
     def scores(self, query_terms: tuple[str, ...] | list[str]) -> np.ndarray:

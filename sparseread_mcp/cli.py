@@ -70,6 +70,18 @@ def _serving_options(parser: argparse.ArgumentParser) -> None:
         help="memory ceiling of the server process in MiB; a call that would pass it gets an error "
         "(default 0: none, or SPARSEREAD_MAX_MEMORY_MB)",
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        help="worker processes that parse, hash and diff files (default 0: one per core, 2 to 8, or "
+        "SPARSEREAD_WORKERS)",
+    )
+    parser.add_argument(
+        "--worker-memory-mb",
+        type=int,
+        help="what one worker process may allocate in MiB; a file that needs more is refused "
+        "(default 1024, 0: no limit, or SPARSEREAD_WORKER_MEMORY_MB)",
+    )
     parser.add_argument("--allow-host", action="append", default=[], help="extra allowed Host header (repeatable)")
     parser.add_argument("--allow-origin", action="append", default=[], help="extra allowed Origin (repeatable)")
 
@@ -176,7 +188,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         changes["store"] = store_setting("--store", args.store)
     if getattr(args, "cache_dir", None):
         changes["cache_dir"] = Path(args.cache_dir)
-    for name in ("allow_unauthenticated", "max_connections", "max_memory_mb"):
+    for name in ("allow_unauthenticated", "max_connections", "max_memory_mb", "workers", "worker_memory_mb"):
         if getattr(args, name, None) is not None:
             changes[name] = getattr(args, name)
     if getattr(args, "header_timeout", None) is not None:

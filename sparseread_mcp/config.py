@@ -57,6 +57,12 @@ class Settings:
     #: A server-wide memory ceiling in MiB (0: none). The server process cannot allocate past it, and
     #: every memory budget inside (DuckDB, caches) is fitted under it.
     max_memory_mb: int = 0
+    #: Worker processes that parse, hash, diff and walk files (0: as many as the machine has cores, 2 to 8).
+    #: Each runs one task at a time under `worker_memory_mb` and the call's deadline, and is killed and
+    #: replaced when it overruns or crashes; a reading session holds at most half of them at once.
+    workers: int = 0
+    #: What one worker may allocate beyond the libraries it starts with, in MiB (0: no limit).
+    worker_memory_mb: int = 1024
     #: Where derived files (table projections) are written; never inside a root.
     cache_dir: Path = field(
         default_factory=lambda: Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "sparseread-mcp"
@@ -116,6 +122,12 @@ class Settings:
             )
         if self.max_connections < 1:
             raise ConfigError(f"SPARSEREAD_MAX_CONNECTIONS={self.max_connections} must be at least 1")
+        if not 0 <= self.workers <= 64:
+            raise ConfigError(f"SPARSEREAD_WORKERS={self.workers} is out of range: use 0 (one per core) to 64")
+        if self.worker_memory_mb < 0 or 0 < self.worker_memory_mb < 64:
+            raise ConfigError(
+                f"SPARSEREAD_WORKER_MEMORY_MB={self.worker_memory_mb} is too small: use 0 (no limit) or >= 64"
+            )
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -136,6 +148,8 @@ class Settings:
             ("cache_mb", "SPARSEREAD_CACHE_MB"),
             ("max_memory_mb", "SPARSEREAD_MAX_MEMORY_MB"),
             ("max_connections", "SPARSEREAD_MAX_CONNECTIONS"),
+            ("workers", "SPARSEREAD_WORKERS"),
+            ("worker_memory_mb", "SPARSEREAD_WORKER_MEMORY_MB"),
         ):
             if key in env:
                 values[name] = _int_setting(key, env[key])
@@ -174,6 +188,11 @@ class Settings:
         if "SPARSEREAD_TOKENIZER" in env:
             values["tokenizer"] = env["SPARSEREAD_TOKENIZER"]
         return cls(**values)  # type: ignore[arg-type]
+
+    @property
+    def worker_count(self) -> int:
+        """The pool's size: `workers`, or one per core between 2 and 8."""
+        return self.workers or max(2, min(8, os.cpu_count() or 2))
 
     def with_overrides(self, **changes: object) -> Settings:
         """A copy with the given fields replaced (the CLI's flags)."""

@@ -3,31 +3,35 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 from stat import S_ISDIR, S_ISREG
+from typing import TypeVar
 
 from . import progress
 from .answers.handlers import FileAnswers
 from .answers.read import FileRead, ReadRequest, adopt_intent, opening_extras
 from .answers.resumed import dereference, next_page, verify_pointed
-from .ceiling import released_on_memory_error
 from .commands.savings import build_trace, card_call, preview_call, read_call
 from .config import HARD_RESPONSE_CAP_TOKENS, MIN_BUDGET_TOKENS, Settings
-from .directory.collection import Inventory, build_inventory
+from .directory.collection import Inventory
 from .directory.collection_read import preview_directory, read_directory
 from .directory.fileindex import FileIndex, file_index_bytes
 from .directory.repoindex import RepoIndexStore
 from .errors import BinaryArtifact, BudgetTooSmall, SparsereadError, StaleArtifact
 from .files.anchors import Target, parse_target
-from .files.artifacts import Artifact, LruCache, fingerprint_of, load_artifact
+from .files.artifacts import Artifact, LruCache
 from .files.indexcache import IndexCache
-from .files.large import large_card, read_range
+from .files.large import StreamedRange, large_card, read_range
 from .files.revisions import Revisions
 from .files.roots import ResolvedPath, Roots
+from .files.textdiff import TextDiff
 from .gate.delivery import CoverageFn, Delivery
 from .gate.ledger import Ledger
 from .gate.respond import fit_card, fit_preview
 from .gate.route import choose_route
+from .isolation import WorkerPool, shared_pool, tasks, tenant
 from .locate import LocatorSet
 from .locate.base import concept_terms
 from .locate.bm25 import passage_index
@@ -40,11 +44,14 @@ from .protocol.intents import effective_intent, objective_of, query_for, says_wh
 from .protocol.session import Episode, Session
 from .readers.base import ParsedArtifact, Reader, parsed_bytes
 from .readers.registry import ReaderRegistry, default_registry
+from .readers.table_query import TableQueries
 from .select.policy import Policy
 from .stores import SessionStore, open_session_store
 from .tokens import TokenCounter
 
-__all__ = ["ReadEngine", "ReadRequest"]  # the façade: the request type comes with it
+__all__ = ["ReadEngine", "ReadRequest"]
+
+T = TypeVar("T")  # the façade: the request type comes with it
 
 
 class ReadEngine:
@@ -54,6 +61,11 @@ class ReadEngine:
         self.settings = settings
         self.roots = Roots(settings.roots)
         self.registry = registry or default_registry(settings)
+        # Every parse, hash, diff and directory walk runs in these worker processes (see isolation/).
+        self.workers: WorkerPool = shared_pool(
+            size=settings.worker_count,
+            memory_mb=settings.worker_memory_mb,
+        )
         self.counter = TokenCounter(settings.tokenizer, margin=settings.token_margin)
         self.sessions: SessionStore = open_session_store(settings.store)
         # Replicas on a shared store share parsed artifacts too, through the cache directory.
@@ -73,11 +85,13 @@ class ReadEngine:
             selection=Policy(settings, self.locators),
             revisions=self.revisions,
             roots=self.roots,
+            diff=self.diff,
         )
         self._indexes: LruCache[str, FileIndex] = LruCache(
             8, max_bytes=cache_bytes // 4, weigh=file_index_bytes
         )  # directory fingerprint -> file index
-        self._file_types: dict[tuple[str, int, int], str] = {}  # (path, size, mtime) -> inventory type
+        # directory -> (path, size, mtime) -> inventory type, learned by the walks in the workers
+        self._file_types: LruCache[str, dict[tuple[str, int, int], str]] = LruCache(16)
         self.repo_indexes = RepoIndexStore.for_settings(settings, self.roots)  # None: not kept on disk
 
     @property
@@ -91,15 +105,24 @@ class ReadEngine:
 
     # -- artifacts ---------------------------------------------------------------------------
     def open(self, path: str) -> ParsedArtifact:
-        """Resolve inside the roots, fingerprint, and parse once per (path, fingerprint)."""
+        """Resolve inside the roots; a worker reads, fingerprints and (once per version) parses the file."""
         location = self.roots.resolve(path)
         reader = self.registry.reader_for(location.absolute)
-        loaded = load_artifact(location, binary=reader.binary, max_bytes=self.settings.max_parse_bytes)
-        artifact = self.revisions.stamp(loaded)
-        key = (artifact.path, artifact.fingerprint, artifact.rev)
-        large = artifact.size_bytes >= progress.large_bytes(binary=reader.binary) and self._parsed.get(key) is None
-        with progress.preparing(f"{artifact.path} ({artifact.size_bytes // 1024} KiB)", large=large):
-            parsed = self._parsed.get_or_build(key, lambda: self._parse(reader, artifact))
+        request = tasks.LoadRequest(
+            reader=reader,
+            location=location,
+            max_bytes=self.settings.max_parse_bytes,
+            passage_chars=self.settings.passage_chars,
+            known=self._parsed_versions(location.relative),
+            parse=self.index_cache is None,
+        )
+        large = location.stat().st_size >= progress.large_bytes(binary=reader.binary)
+        with progress.preparing(f"{location.relative}", large=large and not request.known):
+            loaded = self._work(tasks.load, request, label=location.relative)
+            artifact = self.revisions.stamp(loaded.artifact)
+            parsed = self._cached(artifact)
+            if parsed is None:
+                parsed = self._adopt(reader, artifact, loaded)
         self.revisions.remember(parsed.artifact)
         return parsed
 
@@ -110,17 +133,57 @@ class ReadEngine:
         artifact = self.revisions.artifact_at(location, rev, binary=reader.binary)
         if artifact is None:
             return None
-        return self._parsed.get_or_build(
-            (artifact.path, artifact.fingerprint, rev),
-            lambda: self._parse(reader, artifact),
+        artifact = replace(artifact, commit=rev if not rev.startswith("sha256:") else None)
+        found = self._cached(artifact, rev=rev)
+        if found is not None:
+            return found
+        loaded = self._work(
+            tasks.parse, reader, artifact, self.settings.passage_chars, label=f"{location.relative}@{rev}"
         )
+        return self._adopt(reader, artifact, loaded, rev=rev)
 
-    def _parse(self, reader: Reader, artifact: Artifact) -> ParsedArtifact:
-        # A parse is where a call's big allocations happen: out of memory, it is released right here.
+    def _cached(self, artifact: Artifact, *, rev: str | None = None) -> ParsedArtifact | None:
+        """The parse of this version held here, under this revision (another revision's parse of the same
+        bytes is reused with this artifact's commit)."""
+        rev = rev or artifact.rev
+        found = self._parsed.get((artifact.path, artifact.fingerprint, rev))
+        if found is not None:
+            return found
+        for (path, fingerprint, other), parsed in self._parsed.items():
+            if path == artifact.path and fingerprint == artifact.fingerprint and other != rev:
+                again = replace(parsed, artifact=replace(parsed.artifact, commit=artifact.commit))
+                self._parsed.put((artifact.path, artifact.fingerprint, rev), again)
+                return again
+        return None
+
+    def _adopt(
+        self, reader: Reader, artifact: Artifact, loaded: tasks.Loaded, *, rev: str | None = None
+    ) -> ParsedArtifact:
+        """Keep a worker's parse (or the shared index cache's, or a fresh one from a worker when the first
+        answer brought only the fingerprint); its table, if any, opened here."""
+        parsed = loaded.parsed
         cache, chars = self.index_cache, self.settings.passage_chars
-        if cache is None:
-            return released_on_memory_error(lambda: reader.parse(artifact, passage_chars=chars))
-        return released_on_memory_error(lambda: cache.parse(reader, artifact, passage_chars=chars))
+        if parsed is None and cache is not None:
+            parsed = cache.lookup(reader, artifact, passage_chars=chars)
+        if parsed is None:
+            again = tasks.LoadRequest(
+                reader=reader, location=artifact.location, max_bytes=self.settings.max_parse_bytes, passage_chars=chars
+            )
+            loaded = self._work(tasks.load, again, label=artifact.path)
+            artifact = self.revisions.stamp(loaded.artifact)  # the bytes the parse read (the file may have changed)
+            parsed = loaded.parsed
+            assert parsed is not None  # a parse was asked for
+        if loaded.table is not None:
+            parsed.queries = TableQueries.adopt(loaded.table)
+        parsed = replace(parsed, artifact=replace(parsed.artifact, commit=artifact.commit, location=artifact.location))
+        if cache is not None and loaded.parsed is not None:
+            cache.keep(reader, parsed, passage_chars=chars)
+        self._parsed.put((artifact.path, parsed.artifact.fingerprint, rev or parsed.artifact.rev), parsed)
+        self._parsed.builds += 1
+        return parsed
+
+    def _parsed_versions(self, path: str) -> frozenset[str]:
+        return frozenset(fingerprint for (held, fingerprint, _), _parsed in self._parsed.items() if held == path)
 
     @property
     def parse_count(self) -> int:
@@ -132,18 +195,18 @@ class ReadEngine:
         return self._full_tokens.get_or_build(parsed.artifact.fingerprint, lambda: self.counter.count(text))
 
     def inventory(self, relative: str) -> Inventory:
-        """The directory's inventory (walked each call: its fingerprint tells whether the index is reusable)."""
+        """The directory's inventory, walked by a worker each call (its ignore files compiled and matched
+        there); its fingerprint tells whether the index is reusable."""
         location = self.roots.resolve(relative)
-        if len(self._file_types) > 200_000:
-            self._file_types.clear()  # a bound, not a policy: the next walk refills what it needs
-        if self.repo_indexes is not None:  # a new session on a known tree: types from the stored index
-            self.repo_indexes.fill_types(location, self._file_types)
-        return build_inventory(
-            location,
-            location.relative if location.relative != "." else "",
-            self.registry,
-            types=self._file_types,
+        types = self._file_types.get(location.relative) or {}
+        if self.repo_indexes is not None and not types:  # a new session on a known tree: the stored types
+            self.repo_indexes.fill_types(location, types)
+        shown = location.relative if location.relative != "." else ""
+        found, learned = self._work(
+            tasks.inventory, location, shown, self.registry, types, label=f"{location.relative}/"
         )
+        self._file_types.put(location.relative, learned)
+        return found
 
     def file_index(self, inventory: Inventory) -> FileIndex:
         """The directory's file index, built once per directory fingerprint."""
@@ -173,7 +236,7 @@ class ReadEngine:
         the caller adds to the answer, such as an HTTP session handle)."""
         budget = self._budget(budget_tokens) - reserve_tokens
         session = self.sessions.get(session_key)
-        with session.lock:
+        with session.lock, tenant(session_key):
             started = time.monotonic()
             preview = self._preview(session, path, intent, budget)
             session.record_call(preview_call(preview, time.monotonic() - started))
@@ -187,7 +250,9 @@ class ReadEngine:
         if S_ISDIR(found.st_mode):
             return preview_directory(self, self.inventory(target_path), budget)
         if S_ISREG(found.st_mode) and found.st_size > self.settings.max_parse_bytes:
-            return fit_preview(large_card(location, self.settings.max_parse_bytes, self.counter), budget, self.counter)
+            digest = self._work(tasks.digest, location, 16, label=location.relative)
+            card = large_card(location, digest, self.settings.max_parse_bytes, self.counter)
+            return fit_preview(card, budget, self.counter)
         try:
             parsed = self.open(target_path)
         except BinaryArtifact as exc:
@@ -232,7 +297,7 @@ class ReadEngine:
         caller adds, such as an HTTP session handle)."""
         budget = self._budget(request.budget_tokens) - reserve_tokens
         session = self.sessions.get(session_key)
-        with session.lock:
+        with session.lock, tenant(session_key):
             started = time.monotonic()
             try:
                 pack = self._read(session, request, budget)
@@ -262,7 +327,7 @@ class ReadEngine:
                 intent=effective_intent(request.intent, session.intent),
             )
         if S_ISREG(found.st_mode) and found.st_size > self.settings.max_parse_bytes:
-            return read_range(location, target, budget, self.counter)
+            return read_range(location, target, budget, self.counter, stream=self._stream)
         parsed = self.open(target.path)
         invalidated = session.note_version(parsed.artifact.path, parsed.artifact.fingerprint)
         adopt_intent(session, request.intent)
@@ -285,7 +350,7 @@ class ReadEngine:
         `reserve_tokens`."""
         budget = self._budget(budget_tokens) - reserve_tokens
         session = self.sessions.get(session_key)
-        with session.lock:
+        with session.lock, tenant(session_key):
             started = time.monotonic()
             wanted = self.roots.resolve(path).relative if path else None
             changed = sorted(p for p in session.seen if (wanted is None or p == wanted) and self._changed(session, p))
@@ -299,9 +364,21 @@ class ReadEngine:
 
     def _changed(self, session: Session, path: str) -> bool:
         try:
-            return fingerprint_of(self.roots.resolve(path)) != session.seen[path]
+            location = self.roots.resolve(path)
+            return self._work(tasks.digest, location, 0, label=path).fingerprint != session.seen[path]
         except SparsereadError:
             return True
+
+    def _work(self, task: Callable[..., T], *args: object, label: str) -> T:
+        """`task(*args)` in a worker, under the call's deadline (outside a call: the call time limit)."""
+        return self.workers.run(task, *args, label=label, seconds=self.settings.call_timeout_seconds)
+
+    def _stream(self, location: ResolvedPath, first: int, last: int) -> StreamedRange:
+        return self._work(tasks.read_lines, location, first, last, label=location.relative)
+
+    def diff(self, old: str, new: str, *, old_label: str, new_label: str, context: int, label: str) -> TextDiff:
+        """A bounded line diff of two texts, computed in a worker (difflib is quadratic on hostile input)."""
+        return self._work(tasks.diff, old, new, old_label, new_label, context, label=label)
 
     # -- one file ----------------------------------------------------------------------------
     def _file_read(

@@ -4,8 +4,9 @@
 SparsereadError
 ├─ OutsideRoots         a path resolves outside every root
 ├─ UnsupportedArtifact  no reader accepts the path (directory without intent, missing, damaged)
-│  └─ BinaryArtifact    binary content no reader can show as text
-│     └─ OverLimit      over a safety limit (zip bomb, huge sheet): refused, its card still given
+│  ├─ BinaryArtifact    binary content no reader can show as text
+│  │  └─ OverLimit      over a safety limit (zip bomb, huge sheet, a worker's memory): refused, its card given
+│  └─ ReaderCrashed     a reader's worker process died or failed on the file (the server goes on)
 ├─ MissingDependency    the reader exists; its extra is not installed (message has the pip command)
 ├─ AnchorError          malformed or out-of-range anchor (message shows the valid range)
 ├─ BudgetTooSmall       nothing useful fits (message says the minimum and how to narrow)
@@ -42,6 +43,10 @@ class BinaryArtifact(UnsupportedArtifact):
 
 class OverLimit(BinaryArtifact):
     """A file over a safety limit (a zip bomb, a huge sheet): refused before parsing; its card is still given."""
+
+
+class ReaderCrashed(UnsupportedArtifact):
+    """A reader's worker process crashed or failed on a file; the server goes on and the file can be read by lines."""
 
 
 class MissingDependency(SparsereadError):

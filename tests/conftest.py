@@ -20,6 +20,10 @@ from sparseread_mcp.models import EvidencePack
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).resolve().parent.parent
 
+# Readers defined by tests (tests/slow_readers.py) are sent to worker processes, which import them by
+# module name: the workers' interpreter must find this folder as pytest's does.
+os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(Path(__file__).parent), os.environ.get("PYTHONPATH")) if p)
+
 hypothesis_settings.register_profile("ci", max_examples=500, deadline=None)
 hypothesis_settings.register_profile("dev", max_examples=120, deadline=None)
 hypothesis_settings.register_profile(

@@ -24,10 +24,10 @@ def test_streamed_ranges_match_the_lines_whatever_the_block_size(
     location = Roots((tmp_path,)).resolve("big.log")
     for first in range(1, 6):
         for last in range(first, 6):
-            got, fingerprint, size = large._stream_range(location, first, last)
-            assert got == lines[first - 1 : last]
-            assert fingerprint == hashlib.sha256(data).hexdigest() and size == len(data)
-    assert large._stream_range(location, 5, 6)[0] == ["epsilon"]  # past the end: fewer lines, caller refuses
+            streamed = large.stream_range(location, first, last)
+            assert streamed.lines == lines[first - 1 : last]
+            assert streamed.fingerprint == hashlib.sha256(data).hexdigest() and streamed.size == len(data)
+    assert large.stream_range(location, 5, 6).lines == ["epsilon"]  # past the end: fewer lines, caller refuses
 
 
 def test_a_range_past_the_streaming_limit_names_the_sub_ranges_that_fit(
@@ -37,11 +37,11 @@ def test_a_range_past_the_streaming_limit_names_the_sub_ranges_that_fit(
     (tmp_path / "big.log").write_text("".join(f"line {n:02d} " + "x" * 20 + "\n" for n in range(1, 21)))
     location = Roots((tmp_path,)).resolve("big.log")
     with pytest.raises(BudgetTooSmall) as refused:
-        large._stream_range(location, 3, 12)
+        large.stream_range(location, 3, 12)
     said = str(refused.value)
     assert "big.log#L3-L5 first" in said and "big.log#L6-L12" in said  # 3 lines of 28 bytes fit in 100
-    got, _, _ = large._stream_range(location, 3, 5)  # what it said to read first is readable
-    assert len(got) == 3
+    got = large.stream_range(location, 3, 5)  # what it said to read first is readable
+    assert len(got.lines) == 3
 
 
 def test_a_single_line_past_the_streaming_limit_says_how_to_read_it_otherwise(
@@ -51,4 +51,4 @@ def test_a_single_line_past_the_streaming_limit_says_how_to_read_it_otherwise(
     (tmp_path / "big.log").write_text("short\n" + "y" * 500 + "\nshort\n")
     location = Roots((tmp_path,)).resolve("big.log")
     with pytest.raises(BudgetTooSmall, match=r"line 2 alone.*SPARSEREAD_MAX_PARSE_BYTES"):
-        large._stream_range(location, 2, 3)
+        large.stream_range(location, 2, 3)

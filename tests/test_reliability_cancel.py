@@ -1,85 +1,56 @@
 """A client that cancels an in-flight call stops the server's work, leaves no record, and keeps its session.
 
-The slow work is a test-only reader whose parse runs until it is stopped: it calls the server's own
-`checkpoint()` in a loop and never finishes on its own, so a cancellation that does not reach the worker
-thread makes the test fail at its time bound instead of passing by luck.
+The slow work is a test-only reader (tests/slow_readers.py) whose parse never finishes and never looks at
+a deadline, as a native loop would not: it runs in a worker process, and the only way to stop it is to
+kill that process. A cancellation that did not reach the worker leaves the process alive, and the test
+fails on that, not at a clock.
 """
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
-import anyio.to_thread
 import pytest
 from mcp import Client
+from slow_readers import EndlessReader, process_exists, started_pid
 
 from sparseread_mcp import ReadEngine, Settings
-from sparseread_mcp.deadline import TimedOut, checkpoint
-from sparseread_mcp.files.artifacts import Artifact
-from sparseread_mcp.readers.base import ParsedArtifact
 from sparseread_mcp.readers.registry import ReaderRegistry, default_registry
-from sparseread_mcp.readers.text import TextReader
-from sparseread_mcp.select.configuration import Configuration
 from sparseread_mcp.serve.server import create_server
-from sparseread_mcp.vocabulary import Action
 
 
-@dataclass
-class EndlessReader:
-    """Parses `.slow` files forever, checking the call's deadline as real long loops do."""
-
-    name: str = "endless"
-    types: frozenset[str] = frozenset({"text"})
-    actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify"})
-    binary: bool = False
-    configurations: tuple[Configuration, ...] = (Configuration("bm25", "snippets"),)
-    started: threading.Event = field(default_factory=threading.Event)
-    stopped: threading.Event = field(default_factory=threading.Event)
-    release: threading.Event = field(default_factory=threading.Event)
-    loops: int = 0
-    outcome: list[BaseException] = field(default_factory=list)
-
-    def accepts(self, path: Path) -> bool:
-        return path.suffix == ".slow"
-
-    def parse(self, artifact: Artifact, *, passage_chars: int) -> ParsedArtifact:
-        self.started.set()
-        try:
-            while not self.release.wait(0.005):  # a bounded wait per step, like a read of one file
-                self.loops += 1
-                checkpoint()
-        except TimedOut as exc:
-            self.outcome.append(exc)
-            raise
-        finally:
-            self.stopped.set()
-        return TextReader().parse(artifact, passage_chars=passage_chars)
-
-
-def endless_engine(root: Path) -> tuple[EndlessReader, ReadEngine]:
+def endless_engine(root: Path) -> ReadEngine:
     (root / "stuck.slow").write_text("never parsed to the end\n")
     (root / "notes.md").write_text("# Notes\n\nThe ledger keeps MARKER-7 within bounds.\n")
-    reader = EndlessReader()
-    engine = ReadEngine(Settings(roots=(root,)), registry=ReaderRegistry([reader, *default_registry().readers]))
-    return reader, engine
+    registry = ReaderRegistry([EndlessReader(), *default_registry().readers])
+    return ReadEngine(Settings(roots=(root,)), registry=registry)
+
+
+async def _started(slow_file: Path) -> int:
+    while (pid := started_pid(slow_file)) is None:
+        await anyio.sleep(0.02)
+    return pid
+
+
+async def _gone(pid: int) -> None:
+    while process_exists(pid):
+        await anyio.sleep(0.02)
 
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_a_cancelled_call_stops_the_work_records_nothing_and_keeps_the_session(tmp_path: Path, mode: str) -> None:
     """legacy: the SDK client sends `notifications/cancelled` over JSON-RPC streams; auto: the in-process
-    client cancels structurally. Either way the worker thread stops at its next checkpoint."""
-    reader, engine = endless_engine(tmp_path)
+    client cancels structurally. Either way the worker process running the parse is killed."""
+    engine = endless_engine(tmp_path)
     server = create_server(engine.settings, engine=engine)
     async with Client(server, mode=mode) as client:
         await client.call_tool("sro_read", {"target": "notes.md", "intent": {"goal": "ledger bounds"}})
         before = (await client.call_tool("sro_card", {})).structured_content
         assert before is not None
 
-        with anyio.fail_after(20):
+        with anyio.fail_after(60):
             async with anyio.create_task_group() as tg:
 
                 async def doomed() -> None:
@@ -87,19 +58,36 @@ async def test_a_cancelled_call_stops_the_work_records_nothing_and_keeps_the_ses
                     raise AssertionError("the endless call returned")
 
                 tg.start_soon(doomed)
-                await anyio.to_thread.run_sync(reader.started.wait, 10)
+                pid = await _started(tmp_path / "stuck.slow")
                 tg.cancel_scope.cancel()
-            # The server-side worker saw the cancellation and stopped (it never finishes on its own).
-            await anyio.to_thread.run_sync(reader.stopped.wait, 10)
-        assert reader.stopped.is_set() and not reader.release.is_set()
-        assert reader.outcome and "cancelled" in str(reader.outcome[0])
-        loops = reader.loops
+            # The worker that ran the parse was killed (it never finishes on its own).
+            await _gone(pid)
 
         # Nothing of the cancelled call was recorded, and the session is usable at once.
-        with anyio.fail_after(10):
+        with anyio.fail_after(30):
             after = (await client.call_tool("sro_card", {})).structured_content
             again = await client.call_tool("sro_read", {"target": "notes.md#L3", "intent": {"goal": "marker"}})
         assert after == before
         assert "stuck.slow" not in str(after)
         assert not again.is_error and "MARKER-7" in str(again.structured_content)
-        assert reader.loops == loops, "the cancelled worker kept running"
+
+
+@pytest.mark.anyio
+async def test_a_parse_past_the_call_limit_is_killed_with_a_typed_error(tmp_path: Path) -> None:
+    """A parse that never ends is stopped at the call's limit: its worker is killed, the error names the
+    file and the limit, and the next call is served by a fresh worker."""
+    (tmp_path / "stuck.slow").write_text("never parsed to the end\n")
+    (tmp_path / "notes.md").write_text("# Notes\n\nThe ledger keeps MARKER-7 within bounds.\n")
+    settings = Settings(roots=(tmp_path,), call_timeout_seconds=2)
+    engine = ReadEngine(settings, registry=ReaderRegistry([EndlessReader(), *default_registry().readers]))
+    async with Client(create_server(settings, engine=engine)) as client:
+        with anyio.fail_after(60):
+            stuck = await client.call_tool("sro_read", {"target": "stuck.slow", "intent": {"goal": "anything"}})
+            pid = started_pid(tmp_path / "stuck.slow")
+            assert pid is not None
+            await _gone(pid)
+            after = await client.call_tool("sro_read", {"target": "notes.md#L3"})
+    assert stuck.is_error
+    text = stuck.content[0].text  # type: ignore[union-attr]
+    assert "stuck.slow" in text and "2 s limit" in text and "internal error" not in text
+    assert not after.is_error and "MARKER-7" in str(after.structured_content)

@@ -6,7 +6,6 @@ adds to a new `Extras`, and the gate (`gate/sparse.py`, `gate/pages.py`) builds 
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -15,6 +14,7 @@ from ..errors import BudgetTooSmall, IntentError
 from ..evidence import pointer_for
 from ..files.revisions import Revisions
 from ..files.roots import Roots
+from ..files.textdiff import line_diff
 from ..gate.delivery import Extras
 from ..gate.pages import deliver_full
 from ..gate.respond import minimal_frame
@@ -25,7 +25,7 @@ from ..models import EvidencePack, OpResult
 from ..preview import build_preview
 from ..protocol import actions
 from ..protocol.intents import missing_for_location, query_for
-from ..protocol.pointers import anchored_span
+from ..protocol.pointers import Differ, anchored_span
 from ..select.policy import Policy
 from ..tokens import TokenCounter
 from ..vocabulary import Action, GateDecision
@@ -52,8 +52,10 @@ class FileAnswers:
         selection: Policy,
         revisions: Revisions,
         roots: Roots,
+        diff: Differ = line_diff,
     ) -> None:
         self.settings = settings
+        self.diff = diff  # bounded; the engine's runs in a worker
         self.counter = counter
         self.locators = locators
         self.locator = locators.get("bm25")  # refine, verify and where a full view begins use BM25
@@ -125,9 +127,9 @@ class FileAnswers:
                 f"since={since!r} is not a revision git or this server has: pass a commit or an earlier "
                 "pointer's sha256: rev, or read without `since`"
             )
-        lines = difflib.unified_diff(old.split("\n"), artifact.text.split("\n"), since, artifact.rev, lineterm="", n=2)
-        diff = "\n".join(lines)
-        if len(diff) >= len(artifact.text):
+        changes = self.diff(old, artifact.text, old_label=since, new_label=artifact.rev, context=2, label=artifact.path)
+        diff = changes.text
+        if changes.exact and len(diff) >= len(artifact.text):
             return None  # the diff would cost more than the file: answer with the view asked for
         result = OpResult(value=diff, scanned=f"diff of {since} against {artifact.rev}")
         return deliver_sparse(d, [], replace(read.extras, result=result), max_items=0)

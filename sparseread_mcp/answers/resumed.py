@@ -5,12 +5,14 @@ which the engine lends through `Files`; sessions, caches and routing stay the en
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 from typing import Protocol
 
 from ..errors import BudgetTooSmall, IntentError, StaleArtifact, UnsupportedArtifact
 from ..evidence import Candidate
 from ..files.anchors import Target
 from ..files.revisions import Revisions
+from ..files.textdiff import TextDiff
 from ..gate.delivery import Delivery, Extras
 from ..gate.pages import deliver_full
 from ..gate.respond import fit_pack
@@ -48,6 +50,8 @@ class Files(Protocol):
 
     def scope_of(self, parsed: ParsedArtifact) -> str: ...
 
+    def diff(self, old: str, new: str, *, old_label: str, new_label: str, context: int, label: str) -> TextDiff: ...
+
 
 def dereference(
     files: Files, session: Session, parsed: ParsedArtifact, target: Target, intent: Intent | None, budget: int
@@ -79,7 +83,7 @@ def verify_pointed(files: Files, session: Session, target: Target, budget: int) 
         return fit_pack(gone_pack(target, files.counter.name), budget, files.counter)
     revs = files.revisions.revs_of(parsed.artifact)
     earlier = None if target.rev in revs else files.open_at(target.path, target.rev or "")
-    verification = verify_pointer(target, earlier, parsed, revs)
+    verification = verify_pointer(target, earlier, parsed, revs, diff=partial(files.diff, label=target.path))
     episode = files.episode_for(session, parsed, f"verify {target.path}@{target.rev}", None)
     delivery = files.delivery_for(parsed, episode, None, budget, "verify", "lines")
     extras = Extras(scope=files.scope_of(parsed), verification=verification)

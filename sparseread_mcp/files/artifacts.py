@@ -170,6 +170,11 @@ class LruCache(Generic[K, V]):
                 return self._items[key]
             return None
 
+    def items(self) -> list[tuple[K, V]]:
+        """A snapshot of the entries, least recently used first."""
+        with self._lock:
+            return list(self._items.items())
+
     def put(self, key: K, value: V) -> None:
         size = self._weigh(value) if self._weigh is not None else 0
         with self._lock:

@@ -56,15 +56,25 @@ class IndexCache:
         self.hits = 0
         self.writes = 0
 
-    def parse(self, reader: Reader, artifact: Artifact, *, passage_chars: int) -> ParsedArtifact:
-        """The parse of `artifact` by `reader`: from the folder when an entry exists, else parsed and stored."""
-        path = self.entry_path(reader, artifact, passage_chars=passage_chars)
-        cached = self._load(path, artifact)
+    def lookup(self, reader: Reader, artifact: Artifact, *, passage_chars: int) -> ParsedArtifact | None:
+        """The stored parse of `artifact` by `reader`, or None (the caller parses, in a worker, and keeps it)."""
+        cached = self._load(self.entry_path(reader, artifact, passage_chars=passage_chars), artifact)
         if cached is not None:
             self.hits += 1
+        return cached
+
+    def keep(self, reader: Reader, parsed: ParsedArtifact, *, passage_chars: int) -> None:
+        """Store a parse for every process that shares the folder."""
+        self._store(self.entry_path(reader, parsed.artifact, passage_chars=passage_chars), parsed)
+
+    def parse(self, reader: Reader, artifact: Artifact, *, passage_chars: int) -> ParsedArtifact:
+        """The parse of `artifact` by `reader`: from the folder when an entry exists, else parsed here and
+        stored (for callers without workers: calibration and tests of the cache itself)."""
+        cached = self.lookup(reader, artifact, passage_chars=passage_chars)
+        if cached is not None:
             return cached
         parsed = reader.parse(artifact, passage_chars=passage_chars)
-        self._store(path, parsed)
+        self.keep(reader, parsed, passage_chars=passage_chars)
         return parsed
 
     def entry_path(self, reader: Reader, artifact: Artifact, *, passage_chars: int) -> Path:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from ..deadline import checkpoint
 from ..errors import AnchorError, BudgetTooSmall
@@ -30,9 +32,24 @@ _BLOCK = 1 << 20
 _MAX_RANGE_BYTES = 4 << 20
 
 
-def large_card(location: ResolvedPath, limit: int, counter: TokenCounter) -> Preview:
-    found = location.digest()  # size and hash from one descriptor opened beneath the root
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StreamedRange:
+    """Lines of a file too large to parse, with the fingerprint and size of the bytes they came from."""
+
+    lines: list[str]
+    fingerprint: str
+    size: int
+    sampled: bool = False
+
+
+def large_card(location: ResolvedPath, found: safeopen.FileDigest, limit: int, counter: TokenCounter) -> Preview:
+    """The card of a file over the parse limit, from its digest (taken in a worker)."""
     size = found.size
+    sampled = (
+        "; its fingerprint is of a sample (size, time, first and last MiB): the file is too large to hash whole"
+        if found.sampled
+        else ""
+    )
     card = Preview(
         artifact=ArtifactInfo(path=location.relative, type="large", fingerprint=found.fingerprint, size_bytes=size),
         full_view_chars=size,
@@ -42,14 +59,22 @@ def large_card(location: ResolvedPath, limit: int, counter: TokenCounter) -> Pre
         signals={"bytes": size, "parse_limit_bytes": limit},
         route="sparse",
         reason=f"{size} bytes is over the parse limit ({limit}): read line ranges (path#L1-L200); "
-        "outline and search need a smaller file or a higher SPARSEREAD_MAX_PARSE_BYTES",
+        f"outline and search need a smaller file or a higher SPARSEREAD_MAX_PARSE_BYTES{sampled}",
         tokenizer=counter.name,
     )
     return stamp_tokens(card, counter)
 
 
-def read_range(location: ResolvedPath, target: Target, budget: int, counter: TokenCounter) -> EvidencePack:
-    """The lines an anchor names, streamed from the file; pointers carry the whole file's hash."""
+def read_range(
+    location: ResolvedPath,
+    target: Target,
+    budget: int,
+    counter: TokenCounter,
+    *,
+    stream: Callable[[ResolvedPath, int, int], StreamedRange],
+) -> EvidencePack:
+    """The lines an anchor names, streamed from the file by `stream` (in a worker); pointers carry the
+    whole file's hash (a sampled one past FULL_HASH_BYTES)."""
     anchor = target.anchor
     if anchor is None or anchor.kind != "lines" or anchor.first_line is None:
         raise AnchorError(
@@ -57,7 +82,8 @@ def read_range(location: ResolvedPath, target: Target, budget: int, counter: Tok
             f"{location.relative}#L1-L200)"
         )
     first, last = anchor.first_line, anchor.last_line or anchor.first_line
-    lines, fingerprint, size = _stream_range(location, first, last)
+    streamed = stream(location, first, last)
+    lines, fingerprint, size = streamed.lines, streamed.fingerprint, streamed.size
     if len(lines) < last - first + 1:
         raise AnchorError(f"lines L{first}-L{last} run past the end of {location.relative}")
     text = "\n".join(lines)
@@ -110,9 +136,10 @@ def read_range(location: ResolvedPath, target: Target, budget: int, counter: Tok
     return fit_pack(pack.model_copy(update=update), budget, counter)
 
 
-def _stream_range(location: ResolvedPath, first: int, last: int) -> tuple[list[str], str, int]:
+def stream_range(location: ResolvedPath, first: int, last: int) -> StreamedRange:
     """Lines `first`..`last`, the whole file's sha256 and its size, all from one pass over one descriptor
-    opened beneath the root: the pointer's hash always describes the bytes the lines came from."""
+    opened beneath the root: the pointer's hash always describes the bytes the lines came from. Past
+    FULL_HASH_BYTES the pass stops after the range and the fingerprint is the sampled one."""
     digest = hashlib.sha256()
     size = 0
     line = 1  # the number of the line the next byte belongs to
@@ -121,11 +148,15 @@ def _stream_range(location: ResolvedPath, first: int, last: int) -> tuple[list[s
     kept = 0
     with safeopen.opened(location.root, location.relative, label=location.relative) as (descriptor, info):
         safeopen.require_regular(info, location.relative)
+        whole = info.st_size <= safeopen.FULL_HASH_BYTES
         while block := os.read(descriptor, _BLOCK):
             checkpoint()
-            digest.update(block)
+            if whole:
+                digest.update(block)
             size += len(block)
             if line > last:
+                if not whole:
+                    break
                 continue  # past the range: only the hash still needs the bytes
             ends = block.count(b"\n")
             if line + ends < first:
@@ -143,9 +174,14 @@ def _stream_range(location: ResolvedPath, first: int, last: int) -> tuple[list[s
                         lines.append(b"".join(current))
                         current = []
                     line += 1
+        if not whole:
+            fingerprint, size = safeopen.sampled_fingerprint(descriptor, info), info.st_size
+        else:
+            fingerprint = digest.hexdigest()
     if any(current):
         lines.append(b"".join(current))  # the last line, with no newline after it
-    return [piece.decode("utf-8", "replace") for piece in lines], digest.hexdigest(), size
+    decoded = [piece.decode("utf-8", "replace") for piece in lines]
+    return StreamedRange(lines=decoded, fingerprint=fingerprint, size=size, sampled=not whole)
 
 
 def _too_wide(relative: str, first: int, last: int, overflowing: int) -> str:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 
 from ..errors import AnchorError
 from ..files.anchors import Anchor, Target
 from ..files.lines import LineIndex
+from ..files.textdiff import TextDiff, line_diff
 from ..gate.respond import evidence_pack
 from ..models import ArtifactRef, EpisodeRef, EvidencePack, Exposure, Gate, Verification
 from ..readers.base import ParsedArtifact
@@ -17,10 +19,20 @@ def anchored_span(parsed: ParsedArtifact, anchor: Anchor) -> tuple[int, int]:
     return parsed.span_of(anchor)
 
 
+#: How two texts are diffed: `line_diff` here; the engine passes one that runs in a worker.
+Differ = Callable[..., TextDiff]
+
+
 def verify_pointer(
-    target: Target, old: ParsedArtifact | None, current: ParsedArtifact | None, current_revs: set[str]
+    target: Target,
+    old: ParsedArtifact | None,
+    current: ParsedArtifact | None,
+    current_revs: set[str],
+    *,
+    diff: Differ = line_diff,
 ) -> Verification:
-    """ok / moved / changed / gone for a pointer, given the version it names (`old`) when known."""
+    """ok / moved / changed / gone for a pointer, given the version it names (`old`) when known; `diff`
+    compares the anchored text then and now (bounded, see textdiff)."""
     pointer = f"{target.path}@{target.rev}#{target.anchor.format() if target.anchor else ''}"
     if current is None:
         return Verification(status="gone", reason="the file no longer exists inside the roots", pointer=pointer)
@@ -65,11 +77,9 @@ def verify_pointer(
             reason="the anchored text exists nowhere in the current file (deleted, not edited in place)",
             pointer=pointer,
         )
-    diff = "\n".join(
-        difflib.unified_diff(snippet.split("\n"), now.split("\n"), f"at {target.rev}", "now", lineterm="", n=1)
-    )
+    changes = diff(snippet, now, old_label=f"at {target.rev}", new_label="now", context=1)
     return Verification(
-        status="changed", reason="the anchored text differs in the current file", pointer=pointer, diff=diff
+        status="changed", reason="the anchored text differs in the current file", pointer=pointer, diff=changes.text
     )
 
 

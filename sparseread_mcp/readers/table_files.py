@@ -22,6 +22,9 @@ _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_
 #: Private table directories are named after the server's pid, so a later server can tell which ones a
 #: killed server (kill -9, out of memory) left behind.
 _PREFIX = "sparseread-table-"
+#: Set in worker processes to the server's pid: the directories a worker builds belong to the server,
+#: which adopts them, so they are named (and swept) by the server's pid, not the worker's.
+OWNER_PID_VARIABLE = "SPARSEREAD_OWNER_PID"
 #: A bound on the sweep, not a policy: a temporary folder with more entries is only partly swept.
 _SWEEP_ENTRIES = 10_000
 _swept = False
@@ -59,7 +62,7 @@ class PrivateDir:
         if not _swept:
             _swept = True
             sweep_left_behind(Path(tempfile.gettempdir()))
-        return cls(Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-")), owned=True)
+        return cls(Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{owner_pid()}-")), owned=True)
 
     @classmethod
     def at(cls, path: Path) -> PrivateDir:
@@ -117,7 +120,7 @@ def sweep_left_behind(folder: Path) -> int:
                 if seen >= _SWEEP_ENTRIES:
                     break
                 pid = _owner_pid(entry.name)
-                if pid is None or pid == os.getpid() or _running(pid):
+                if pid is None or pid in (os.getpid(), owner_pid()) or _running(pid):
                     continue
                 try:
                     info = entry.stat(follow_symlinks=False)
@@ -129,6 +132,12 @@ def sweep_left_behind(folder: Path) -> int:
     except OSError:
         return removed
     return removed
+
+
+def owner_pid() -> int:
+    """The process that owns new private directories: the server, also when a worker builds them."""
+    named = os.environ.get(OWNER_PID_VARIABLE, "")
+    return int(named) if named.isdigit() else os.getpid()
 
 
 def _owner_pid(name: str) -> int | None:

@@ -69,8 +69,22 @@ class TableLimits:
         return cls()
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TableHandle:
+    """A table database built in a worker process, handed to the server that adopts it: plain values only."""
+
+    folder: Path
+    label: str
+    limits: TableLimits
+    row_counts: dict[str, int]
+
+
 class TableQueries:
-    """One DuckDB database per artifact version, loaded once from its verified bytes, queried read-only."""
+    """One DuckDB database per artifact version, loaded once from its verified bytes, queried read-only.
+
+    It is built where the bytes are parsed (a worker process), then handed over: the worker closes its
+    connection and gives up the folder (`handover`), the server opens the same database read-only and
+    owns the folder from then on (`adopt`)."""
 
     def __init__(self, sources: list[TableSource], *, label: str, limits: TableLimits | None = None) -> None:
         try:
@@ -101,6 +115,38 @@ class TableQueries:
             raise
         # The database file lives as long as this object (the parse cache decides how long).
         self._finalizer = weakref.finalize(self, _close, self._con, self._dir)
+
+    def handover(self) -> TableHandle:
+        """Give the database to another process: close this connection and stop owning the folder."""
+        with self._lock:
+            self._finalizer.detach()
+            self._con.close()
+            self._dir.done_writing()
+        return TableHandle(folder=self._dir.path, label=self._label, limits=self._limits, row_counts=self.row_counts)
+
+    @classmethod
+    def adopt(cls, handle: TableHandle) -> TableQueries:
+        """The table a worker built, opened read-only here; this object owns its folder from now on."""
+        import duckdb
+
+        queries = cls.__new__(cls)
+        queries._duckdb = duckdb
+        queries._label = handle.label
+        queries._limits = handle.limits
+        queries._lock = threading.Lock()
+        queries.row_counts = dict(handle.row_counts)
+        queries._dir = PrivateDir(handle.folder, owned=True)
+        queries._db = handle.folder / "tables.duckdb"
+        try:
+            queries._con = duckdb.connect(str(queries._db), read_only=True, config=queries._config(spill=False))
+            queries._con.execute("SET enable_external_access = false")
+            queries._con.execute("SET lock_configuration = true")
+            queries._dir.done_writing()
+        except duckdb.Error as exc:
+            queries._dir.close()
+            raise UnsupportedArtifact(f"{handle.label} could not be opened as a table ({_first_line(exc)})") from exc
+        queries._finalizer = weakref.finalize(queries, _close, queries._con, queries._dir)
+        return queries
 
     def _config(self, *, spill: bool) -> dict[str, Any]:
         return {

@@ -1,0 +1,10 @@
+"""The process boundary: work on bytes someone else wrote runs in killable worker processes.
+
+Above this package the server holds only parsed, bounded values and the caches built from them; below
+it (`tasks`) the parsers, ignore-file matchers, diffs and hashes run in workers (`worker`), which a pool
+(`pool`) starts, limits, shares fairly between sessions and kills at the call's deadline.
+"""
+
+from .pool import PoolStats, WorkerPool, shared_pool, tenant
+
+__all__ = ["PoolStats", "WorkerPool", "shared_pool", "tenant"]

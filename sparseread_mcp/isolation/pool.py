@@ -1,0 +1,314 @@
+"""The server side of the boundary: a pool of worker processes, each killable, shared fairly.
+
+`WorkerPool.run(task, *args, label=...)` sends a task (a module-level function of `isolation.tasks`) and
+its plain arguments to an idle worker and waits for the answer under the current call's deadline. A task
+that overruns is killed with its process (SIGKILL: native code cannot ignore it), the worker is replaced
+on the next demand, and the call gets a typed error that names what was being read and the limit. A
+worker that dies (a segfault in a parser, the kernel's OOM killer) costs that call and that process only.
+
+Fairness: each tenant (a reading session) may hold at most `share` workers at once, so one client's slow
+files never occupy every worker; a call that cannot get a worker before its deadline is told so.
+Workers come from one forking process (zygote.py) whose modules are imported once, so replacing one
+costs a fork, not an interpreter start.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from typing import Any, TypeVar
+
+from ..deadline import TimedOut, checkpoint, remaining
+from ..errors import OverLimit, ReaderCrashed, UnsupportedArtifact
+from .worker import ANSWER, REQUEST
+
+T = TypeVar("T")
+
+#: How often a waiting call looks at its deadline and at the client's cancellation.
+_POLL_SECONDS = 0.05
+
+_TENANT: ContextVar[str] = ContextVar("sparseread_tenant", default="")
+
+
+@contextmanager
+def tenant(key: str) -> Iterator[None]:
+    """Count the workers used inside this block against `key`'s share (a reading session)."""
+    token = _TENANT.set(key)
+    try:
+        yield
+    finally:
+        _TENANT.reset(token)
+
+
+@dataclass(slots=True)
+class _Worker:
+    pid: int
+    conn: Connection
+    tasks: int = 0
+
+    def alive(self) -> bool:
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+    def stop(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(self.pid, signal.SIGKILL)
+        self.conn.close()
+
+
+@dataclass(slots=True)
+class PoolStats:
+    """What the pool did, for tests, `/healthz` and benchmarks."""
+
+    started: int = 0
+    killed: int = 0
+    crashed: int = 0
+    tasks: int = 0
+    waits: Counter[str] = field(default_factory=Counter)
+
+
+class _Zygote:
+    """The process that forks workers (see zygote.py), started on first demand and again if it died."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen[bytes] | None = None
+        self._control: socket.socket | None = None
+
+    def fork(self, memory_mb: int) -> _Worker:
+        with self._lock:
+            for attempt in range(2):
+                control = self._running()
+                try:
+                    control.sendall(REQUEST.pack(memory_mb, os.getpid()))
+                    message, fds, _, _ = socket.recv_fds(control, ANSWER.size, 1)
+                except OSError:
+                    message, fds = b"", []
+                if len(message) == ANSWER.size and len(fds) == 1:
+                    return _Worker(pid=ANSWER.unpack(message)[0], conn=Connection(fds[0]))
+                for fd in fds:
+                    os.close(fd)
+                self._close()  # it died: the next attempt starts another
+                if attempt:
+                    break
+        raise ReaderCrashed("the server could not start a worker process to read with: try again")
+
+    def _running(self) -> socket.socket:
+        if self._process is not None and self._process.poll() is None and self._control is not None:
+            return self._control
+        self._close()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "sparseread_mcp.isolation.zygote", str(theirs.fileno())],
+            pass_fds=(theirs.fileno(),),
+            stdin=subprocess.DEVNULL,
+            stdout=sys.stderr.fileno() if _has_fileno(sys.stderr) else subprocess.DEVNULL,  # stdout is the wire
+            start_new_session=True,  # a terminal's Ctrl-C goes to the server, which stops the workers
+        )
+        theirs.close()
+        self._control = ours
+        return ours
+
+    def _close(self) -> None:
+        if self._control is not None:
+            self._control.close()
+            self._control = None
+        if self._process is not None:
+            if self._process.poll() is None:
+                self._process.kill()
+            self._process.wait(5)
+            self._process = None
+
+    def close(self) -> None:
+        with self._lock:
+            self._close()
+
+
+def _has_fileno(stream: object) -> bool:
+    try:
+        return isinstance(stream.fileno(), int)  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):  # pytest's capture, a StringIO
+        return False
+
+
+_ZYGOTE = _Zygote()
+
+
+class WorkerPool:
+    """Worker processes under a memory cap each, killed at the call's deadline and replaced on demand."""
+
+    def __init__(self, *, size: int, memory_mb: int, share: int | None = None) -> None:
+        self.size = max(1, size)
+        self.share = max(1, min(self.size, share if share is not None else max(1, self.size // 2)))
+        self.memory_mb = memory_mb
+        self.stats = PoolStats()
+        self._idle: list[_Worker] = []
+        self._live = 0
+        self._active: Counter[str] = Counter()
+        self._condition = threading.Condition()
+        self._closed = False
+
+    def run(self, task: Callable[..., T], *args: object, label: str, seconds: float = 60.0) -> T:
+        """`task(*args)` in a worker (a module-level function of `isolation.tasks`, plain arguments).
+        `label` (what is being read: a path) names the file in every error. Inside a call the call's
+        deadline bounds the task; outside one (a library caller), `seconds` does."""
+        key = _TENANT.get()
+        worker = self._acquire(key, label)
+        try:
+            reply = self._exchange(worker, task, args, label, seconds)
+        except BaseException:
+            self._discard(worker, key)
+            raise
+        self._release(worker, key)
+        result: T = self._unwrap(reply, label)
+        return result
+
+    # -- workers ---------------------------------------------------------------------------
+    def _acquire(self, key: str, label: str) -> _Worker:
+        with self._condition:
+            while True:
+                if self._closed:
+                    raise UnsupportedArtifact("the server is shutting down: no worker is left to read with")
+                if self._active[key] < self.share:
+                    while self._idle:
+                        worker: _Worker | None = self._idle.pop()
+                        if worker is not None and worker.alive():
+                            break
+                        if worker is not None:  # died while idle (killed from outside): replace it
+                            worker.stop()
+                            self._live -= 1
+                        worker = None
+                    else:
+                        worker = None
+                    if worker is not None:
+                        break
+                    if self._live < self.size:
+                        self._live += 1
+                        break
+                self._condition.wait(_POLL_SECONDS)
+                self.stats.waits[key] += 1
+                try:
+                    checkpoint()
+                except TimedOut as exc:
+                    raise TimedOut(f"{exc} (reading {label} waited for a free worker and never started)") from exc
+            self._active[key] += 1
+        if worker is not None:
+            return worker
+        try:
+            started = _ZYGOTE.fork(self.memory_mb)
+        except BaseException:
+            with self._condition:
+                self._live -= 1
+                self._active[key] -= 1
+                self._condition.notify_all()
+            raise
+        self.stats.started += 1
+        return started
+
+    def _release(self, worker: _Worker, key: str) -> None:
+        with self._condition:
+            self._active[key] -= 1
+            if self._closed:
+                self._live -= 1
+                worker.stop()
+            else:
+                self._idle.append(worker)
+            self._condition.notify_all()
+
+    def _discard(self, worker: _Worker, key: str) -> None:
+        """Kill a worker whose task overran, crashed or was cancelled; the next demand starts another."""
+        worker.stop()
+        with self._condition:
+            self._active[key] -= 1
+            self._live -= 1
+            self._condition.notify_all()
+
+    # -- one task --------------------------------------------------------------------------
+    def _exchange(
+        self, worker: _Worker, task: Callable[..., Any], args: tuple[Any, ...], label: str, seconds: float
+    ) -> tuple[str, Any]:
+        started = time.monotonic()
+        worker.tasks += 1
+        self.stats.tasks += 1
+        try:
+            worker.conn.send((task, args))
+            while not worker.conn.poll(_POLL_SECONDS):
+                try:
+                    checkpoint()
+                    if remaining() is None and time.monotonic() - started > seconds:
+                        raise TimedOut(f"the work ran past its {seconds:.0f} s limit and was stopped")
+                except TimedOut as exc:
+                    self.stats.killed += 1
+                    raise TimedOut(f"reading {label}: {exc}") from exc
+            reply: tuple[str, Any] = worker.conn.recv()
+        except (EOFError, OSError) as exc:
+            self.stats.crashed += 1
+            raise ReaderCrashed(
+                f"the reader crashed on {label} (its worker process died; a worker may use {self.memory_mb} MiB): "
+                f"the server goes on; read the file by lines ({label}#L1-L200)"
+            ) from exc
+        return reply
+
+    def _unwrap(self, reply: tuple[str, Any], label: str) -> Any:
+        kind, value = reply
+        if kind == "ok":
+            return value
+        if kind == "error":
+            raise value
+        if kind == "memory":
+            raise OverLimit(
+                f"reading {label} needs more than the {self.memory_mb} MiB a worker may use: refused; read line "
+                f"ranges ({label}#L1-L200) or raise SPARSEREAD_WORKER_MEMORY_MB"
+            )
+        raise ReaderCrashed(f"the reader failed on {label} ({value}): read it by lines ({label}#L1-L200)")
+
+    def close(self) -> None:
+        """Stop every worker; calls still running end with an error."""
+        with self._condition:
+            self._closed = True
+            idle, self._idle = self._idle, []
+            self._live -= len(idle)
+            self._condition.notify_all()
+        for worker in idle:
+            worker.stop()
+
+
+_POOLS: dict[tuple[int, int, int], WorkerPool] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def shared_pool(*, size: int, memory_mb: int, share: int | None = None) -> WorkerPool:
+    """One pool per configuration for the whole process: engines (a server holds one; tests build many)
+    share its workers instead of each starting their own."""
+    key = (size, memory_mb, share or 0)
+    with _POOLS_LOCK:
+        pool = _POOLS.get(key)
+        if pool is None:
+            pool = WorkerPool(size=size, memory_mb=memory_mb, share=share)
+            _POOLS[key] = pool
+        return pool
+
+
+@atexit.register
+def _close_pools() -> None:
+    for pool in list(_POOLS.values()):
+        pool.close()
+    _ZYGOTE.close()

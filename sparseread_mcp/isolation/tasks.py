@@ -1,0 +1,83 @@
+"""What runs inside a worker process: each task takes plain values and returns plain values.
+
+Every function here touches bytes someone else wrote (a file's content, an ignore file, two texts to
+diff). They import the parsers; nothing in the server above the boundary does. A parse crosses back as
+its parsed form (text, passages, outline, line index), never as a library object: a table's database is
+handed over by its folder (`TableHandle`), which the server opens read-only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from ..directory.collection import Inventory, build_inventory
+from ..files import safeopen
+from ..files.artifacts import Artifact, load_artifact
+from ..files.large import StreamedRange, stream_range
+from ..files.roots import ResolvedPath
+from ..files.textdiff import TextDiff, line_diff
+from ..readers.base import ParsedArtifact, Reader
+from ..readers.registry import ReaderRegistry
+from ..readers.table_query import TableHandle, TableQueries
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoadRequest:
+    reader: Reader
+    location: ResolvedPath
+    max_bytes: int
+    passage_chars: int
+    #: Fingerprints whose parse the server already holds: for those only the artifact comes back.
+    known: frozenset[str] = frozenset()
+    #: False: fingerprint only (the server looks in its shared index cache before asking for a parse).
+    parse: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Loaded:
+    #: The artifact as read; without its text and bytes when no parse comes with it.
+    artifact: Artifact
+    parsed: ParsedArtifact | None = None
+    #: A table's database, handed over (the parse's `queries` is None until the server adopts it).
+    table: TableHandle | None = None
+
+
+def load(request: LoadRequest) -> Loaded:
+    """Read the file once from a descriptor beneath its root, fingerprint it, and parse it unless the
+    server already holds that version's parse."""
+    artifact = load_artifact(request.location, binary=request.reader.binary, max_bytes=request.max_bytes)
+    if artifact.fingerprint in request.known or not request.parse:
+        return Loaded(artifact=dataclasses.replace(artifact, text="", data=None))
+    return parse(request.reader, artifact, request.passage_chars)
+
+
+def parse(reader: Reader, artifact: Artifact, passage_chars: int) -> Loaded:
+    """Parse an artifact whose bytes came with it (an earlier version from git or memory)."""
+    parsed = reader.parse(artifact, passage_chars=passage_chars)
+    table = None
+    if isinstance(parsed.queries, TableQueries):
+        table = parsed.queries.handover()
+        parsed.queries = None
+    bare = dataclasses.replace(parsed.artifact, data=None)  # the bytes stay here: the parse is what crosses
+    return Loaded(artifact=bare, parsed=dataclasses.replace(parsed, artifact=bare), table=table)
+
+
+def digest(location: ResolvedPath, head: int) -> safeopen.FileDigest:
+    return location.digest(head=head)
+
+
+def read_lines(location: ResolvedPath, first: int, last: int) -> StreamedRange:
+    return stream_range(location, first, last)
+
+
+def diff(old: str, new: str, old_label: str, new_label: str, context: int) -> TextDiff:
+    return line_diff(old, new, old_label=old_label, new_label=new_label, context=context)
+
+
+def inventory(
+    location: ResolvedPath, relative: str, registry: ReaderRegistry, types: dict[tuple[str, int, int], str]
+) -> tuple[Inventory, dict[tuple[str, int, int], str]]:
+    """Walk a directory (its ignore files compiled and matched here); the file types it learned come back."""
+    found = build_inventory(location, relative, registry, types=types)
+    return found, types

@@ -1,0 +1,82 @@
+"""The worker side of the boundary: a process that runs one task at a time on bytes someone else wrote.
+
+A worker is forked by the zygote (its modules already imported), limits its own data segment, and
+then answers tasks from its pipe until the pipe closes. What it sends back is a plain, picklable value or
+one of our typed errors; anything else a task raises is reduced to its name and first line, so no object
+of a third-party library ever crosses into the server. A native hang or crash ends only this process: the
+server kills it at the call's deadline, or sees its pipe close, and starts another.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import pickle
+import resource
+import signal
+import struct
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from typing import Any
+
+from ..ceiling import data_segment_bytes
+from ..errors import SparsereadError
+from ..readers.table_files import OWNER_PID_VARIABLE
+
+#: Asking the zygote for a worker: its memory limit (MiB) and the owning server's pid; the answer: its pid.
+REQUEST = struct.Struct("=qq")
+ANSWER = struct.Struct("=q")
+
+#: Replies: ("ok", value), ("error", SparsereadError), ("memory", None), ("failed", "Type: first line").
+Reply = tuple[str, Any]
+
+
+def serve(conn: Connection, memory_mb: int, owner_pid: int) -> None:
+    """The worker's whole life (forked by the zygote): limits first, then one task per message until the
+    server hangs up."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C at a terminal is the server's to handle
+    os.environ[OWNER_PID_VARIABLE] = str(owner_pid)  # its table folders belong to the server
+    limit_memory(memory_mb)
+    while True:
+        try:
+            task, args = conn.recv()
+        except (EOFError, OSError):
+            return
+        except Exception as exc:  # a task this interpreter cannot import (a plugin's reader): say so
+            conn.send(("failed", f"the worker cannot load the reader ({type(exc).__name__}: {str(exc)[:160]})"))
+            continue
+        reply = run_task(task, args)
+        try:
+            conn.send(reply)
+        except (pickle.PicklingError, TypeError, AttributeError) as exc:
+            conn.send(("failed", f"the answer could not cross to the server ({type(exc).__name__})"))
+        except (BrokenPipeError, OSError):
+            return
+
+
+def run_task(task: Callable[..., Any], args: tuple[Any, ...]) -> Reply:
+    try:
+        return ("ok", task(*args))
+    except MemoryError:
+        pass
+    except SparsereadError as exc:
+        return ("error", exc)
+    except RecursionError:
+        return ("failed", "RecursionError: the file nests deeper than the reader can follow")
+    except Exception as exc:  # the boundary: a library's own exception never crosses as an object
+        first = (str(exc).splitlines() or [""])[0][:200]
+        return ("failed", f"{type(exc).__name__}: {first}")
+    gc.collect()  # what the failed task held, before the next one starts
+    return ("memory", None)
+
+
+def limit_memory(memory_mb: int) -> None:
+    """Cap this process's data segment at what it holds now plus `memory_mb` MiB (0: no cap). Counted from
+    now because the imported libraries are already mapped; an allocation past it fails in the task."""
+    if memory_mb <= 0:
+        return
+    limit = data_segment_bytes() + memory_mb * 1024 * 1024
+    hard = resource.getrlimit(resource.RLIMIT_DATA)[1]
+    if hard != resource.RLIM_INFINITY and hard < limit:
+        limit = hard
+    resource.setrlimit(resource.RLIMIT_DATA, (limit, hard))

@@ -33,7 +33,6 @@ def diagnose(settings: Settings) -> list[Check]:
             ("duckdb", "duckdb"),
             ("openpyxl", "openpyxl"),
             ("pyyaml", "yaml"),
-            ("pathspec", "pathspec"),
             ("tree-sitter", "tree_sitter"),
         )
     ]

@@ -18,6 +18,7 @@ from ..files import safeopen
 from ..files.artifacts import looks_binary
 from ..files.roots import ResolvedPath
 from ..readers.registry import ReaderRegistry
+from .ignorefile import IgnoreFile
 
 COLLAPSED = frozenset(
     {
@@ -97,7 +98,7 @@ def build_inventory(
     collapsed: list[str] = []
     skipped = 0
     truncated = False
-    specs: list[tuple[str, object]] = []
+    specs: list[tuple[str, IgnoreFile]] = []
     digest = hashlib.sha256()
     top = safeopen.open_beneath(location.root, location.relative, label=location.relative)
     try:
@@ -171,7 +172,7 @@ def _stat_entry(location: ResolvedPath, dirfd: int, name: str, rel: str) -> os.s
 _GITIGNORE_BYTES = 1 << 20
 
 
-def _gitignore(dirfd: int) -> object | None:
+def _gitignore(dirfd: int) -> IgnoreFile | None:
     descriptor = safeopen.open_file_at(dirfd, ".gitignore")
     if descriptor is None:
         return None
@@ -183,21 +184,18 @@ def _gitignore(dirfd: int) -> object | None:
         os.close(descriptor)
     if len(data) > _GITIGNORE_BYTES:
         return None
-    import pathspec
-
-    try:
-        return pathspec.GitIgnoreSpec.from_lines(data.decode("utf-8", "replace").splitlines())
-    except (ValueError, TypeError):  # a malformed pattern must not hide the whole tree
-        return None
+    return IgnoreFile.parse(data.decode("utf-8", "replace"))  # linear-time rules (see ignorefile)
 
 
-def _ignored(specs: list[tuple[str, object]], rel: str, *, is_dir: bool) -> bool:
-    for base, spec in specs:
+def _ignored(specs: list[tuple[str, IgnoreFile]], rel: str, *, is_dir: bool) -> bool:
+    """Whether the ignore files above `rel` exclude it: the deepest file with a rule that matches decides
+    (a `!` rule there re-includes), as git does."""
+    for base, spec in reversed(specs):
         if base and not rel.startswith(base + "/"):
             continue
-        inner = rel[len(base) + 1 :] if base else rel
-        if spec.match_file(inner + ("/" if is_dir else "")):  # type: ignore[attr-defined]
-            return True
+        decided = spec.decides(rel[len(base) + 1 :] if base else rel, is_dir=is_dir)
+        if decided is not None:
+            return decided
     return False
 
 

@@ -2,7 +2,7 @@
 
 ```
 SparsereadError
-├─ OutsideRoots         a path resolves outside every root
+├─ OutsideRoots         a path (or a git repository's object store) reaches outside every root
 ├─ UnsupportedArtifact  no reader accepts the path (directory without intent, missing, damaged)
 │  └─ BinaryArtifact    binary content no reader can show as text
 │     └─ OverLimit      over a safety limit (zip bomb, huge sheet): refused, its card still given

@@ -120,7 +120,7 @@ def build_inventory(
                 truncated = True
                 skipped += len(dirnames)
                 for name in dirnames:
-                    cuts.folder(f"{rel_dir}/{name}", DEPTH_CAP)
+                    cuts.folder(f"{rel_dir}/{name}" if rel_dir else name, DEPTH_CAP)
                 dirnames[:] = []
             for name in sorted(dirnames):
                 rel = f"{rel_dir}/{name}" if rel_dir else name

@@ -23,6 +23,8 @@ _METADATA = frozenset(
 )
 #: Folders or files named per part of the line; the rest are counted.
 _NAMED = 4
+#: A named path longer than this is shown by its head and tail (a hostile name must not fill the line).
+_PATH_CHARS = 60
 
 
 @dataclass(slots=True)
@@ -100,7 +102,7 @@ def _files_part(cuts: WalkCuts, why: str, label: str) -> str:
     if not per_folder:
         return ""
     total = sum(n for n, _ in per_folder)
-    named = ", ".join(f"{f} ({n:,})" for n, f in per_folder[:_NAMED])
+    named = ", ".join(f"{_short(f)} ({n:,})" for n, f in per_folder[:_NAMED])
     more = f" +{len(per_folder) - _NAMED} folders" if len(per_folder) > _NAMED else ""
     return f"{label} {total:,} files: {named}{more}"
 
@@ -119,4 +121,12 @@ def _named(label: str, names: list[str], noun: str) -> str:
     if not names:
         return ""
     more = f" +{len(names) - _NAMED} more" if len(names) > _NAMED else ""
-    return f"{label} {len(names):,} {noun}{'s' if len(names) != 1 else ''}: {', '.join(names[:_NAMED])}{more}"
+    shown = ", ".join(_short(n) for n in names[:_NAMED])
+    return f"{label} {len(names):,} {noun}{'s' if len(names) != 1 else ''}: {shown}{more}"
+
+
+def _short(path: str) -> str:
+    """A path at most _PATH_CHARS long: its head and its tail, the middle marked as cut."""
+    if len(path) <= _PATH_CHARS:
+        return path
+    return f"{path[:16]}…{path[-(_PATH_CHARS - 17) :]}"

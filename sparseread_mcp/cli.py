@@ -45,6 +45,12 @@ def _serving_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--cache-dir", help="derived files and parsed indexes; replicas may share one (or SPARSEREAD_CACHE_DIR)"
     )
+    parser.add_argument(
+        "--projection-quota-mb",
+        type=int,
+        help="disk the table projections share under the cache directory, least recently written removed first "
+        "(default 512, or SPARSEREAD_PROJECTION_QUOTA_MB)",
+    )
     parser.add_argument("--token", help="require `Authorization: Bearer TOKEN` on HTTP (or SPARSEREAD_TOKEN)")
     parser.add_argument(
         "--allow-unauthenticated",
@@ -188,7 +194,14 @@ def settings_from(args: argparse.Namespace) -> Settings:
         changes["store"] = store_setting("--store", args.store)
     if getattr(args, "cache_dir", None):
         changes["cache_dir"] = Path(args.cache_dir)
-    for name in ("allow_unauthenticated", "max_connections", "max_memory_mb", "workers", "worker_memory_mb"):
+    for name in (
+        "allow_unauthenticated",
+        "max_connections",
+        "max_memory_mb",
+        "workers",
+        "worker_memory_mb",
+        "projection_quota_mb",
+    ):
         if getattr(args, name, None) is not None:
             changes[name] = getattr(args, name)
     if getattr(args, "header_timeout", None) is not None:

@@ -67,6 +67,9 @@ class Settings:
     cache_dir: Path = field(
         default_factory=lambda: Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "sparseread-mcp"
     )
+    #: Table projections (view='projection') share this much disk under `cache_dir/projections`: the least
+    #: recently written are removed to make room, and one that alone would pass it is refused.
+    projection_quota_mb: int = 512
     #: Keep each directory's file index under `cache_dir/repoindex` (never inside a root), so a new
     #: session on an unchanged repository starts warm and a changed one re-reads only its changed files.
     repo_index: bool = True
@@ -107,6 +110,7 @@ class Settings:
             ("SPARSEREAD_XLSX_MAX_CELLS", self.xlsx_max_cells),
             ("SPARSEREAD_CACHE_MB", self.cache_mb),
             ("SPARSEREAD_SEARCH_MAX_FILE_BYTES", self.search_max_file_bytes),
+            ("SPARSEREAD_PROJECTION_QUOTA_MB", self.projection_quota_mb),
         ):
             if value <= 0:
                 raise ConfigError(f"{key}={value} must be positive")
@@ -150,6 +154,7 @@ class Settings:
             ("max_connections", "SPARSEREAD_MAX_CONNECTIONS"),
             ("workers", "SPARSEREAD_WORKERS"),
             ("worker_memory_mb", "SPARSEREAD_WORKER_MEMORY_MB"),
+            ("projection_quota_mb", "SPARSEREAD_PROJECTION_QUOTA_MB"),
         ):
             if key in env:
                 values[name] = _int_setting(key, env[key])

@@ -2,7 +2,7 @@
 
 ```
 SparsereadError
-├─ OutsideRoots         a path resolves outside every root
+├─ OutsideRoots         a path (or a git repository's object store) reaches outside every root
 ├─ UnsupportedArtifact  no reader accepts the path (directory without intent, missing, damaged)
 │  ├─ BinaryArtifact    binary content no reader can show as text
 │  │  └─ OverLimit      over a safety limit (zip bomb, huge sheet, a worker's memory): refused, its card given
@@ -12,7 +12,8 @@ SparsereadError
 ├─ BudgetTooSmall       nothing useful fits (message says the minimum and how to narrow)
 ├─ StaleArtifact        the file changed under an episode or pointer
 ├─ IntentError          an intent or action that cannot be carried out as given
-│  └─ PatternTooSlow    a regex needle used up its matching time (catastrophic backtracking)
+│  ├─ PatternTooSlow    a regex needle used up its matching time (catastrophic backtracking)
+│  └─ OverQuota         a projection that alone would pass the projections' disk quota: refused, not written
 ├─ ConfigError          a bad setting (names the flag or variable and the bad value)
 ├─ OutOfMemory          a call ran past the server's memory ceiling (the server goes on serving)
 └─ StoreUnavailable     the session store cannot be written: sessions go on in memory only
@@ -83,3 +84,8 @@ class StoreUnavailable(SparsereadError):
 
 class PatternTooSlow(IntentError):
     """A regex needle used up its matching time in a call: the message names it and suggests a plain needle."""
+
+
+class OverQuota(IntentError):
+    """A derived file (a table projection) that alone would pass the disk quota its kind shares: refused,
+    nothing of it written; the message gives its size and the limit."""

@@ -118,6 +118,9 @@ class OpResult(_Model):
     rows_scanned: int | None = None
     query: str | None = None
     capped: bool | None = Field(None, description="True when rows or characters hit the result cap.")
+    left_out: str | None = Field(
+        None, description="What the operation did not cover (a cap, an ignore rule, a type not searched), with counts."
+    )
 
 
 class Verification(_Model):

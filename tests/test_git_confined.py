@@ -6,10 +6,13 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import anyio
 import pytest
+from mcp import Client
 
 from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
 from sparseread_mcp.errors import SparsereadError
+from sparseread_mcp.serve.server import create_server
 
 GIT = ["git", "-c", "user.email=test@example.org", "-c", "user.name=Test", "-c", "commit.gpgsign=false"]
 MARKER = "OUTSIDE-BLOB-5519"
@@ -178,3 +181,93 @@ def test_a_content_hash_of_another_file_never_answers_for_this_one(tmp_path: Pat
         assert "ALPHA-ONLY" not in pack.model_dump_json()
     except SparsereadError as exc:
         assert "ALPHA-ONLY" not in str(exc)
+
+
+def answers_over_mcp(root: Path, target: str, second: str) -> list[tuple[bool, str]]:
+    """(is_error, everything the client sees) for a plain read, a pointer to the outside commit, its verify,
+    and `since` that commit, through the official MCP client."""
+    calls = [
+        {"target": target, "intent": {"needles": ["shared"]}},
+        {"target": f"{target}@{second}#L1-L3"},
+        {"target": f"{target}@{second}#L1-L3", "action": "verify"},
+        {"target": target, "intent": {"needles": ["shared"]}, "since": second},
+    ]
+
+    async def run() -> list[tuple[bool, str]]:
+        out = []
+        async with Client(create_server(Settings(roots=(root,)))) as client:
+            with anyio.fail_after(60):  # a hang guard only
+                for arguments in calls:
+                    result = await client.call_tool("sro_read", arguments)
+                    out.append((result.is_error, f"{result.structured_content} {result.content}"))
+        return out
+
+    return anyio.run(run)
+
+
+def assert_read_without_git(seen: list[tuple[bool, str]], path: str) -> None:
+    for _, text in seen:
+        assert MARKER not in text
+    plain, pointer = seen[0], seen[1]
+    assert not plain[0] and f"'pointer': '{path}@sha256:" in plain[1]  # cited by content hash
+    assert pointer[0] and "read without git" in pointer[1] and "sha256" in pointer[1]  # refused, and why
+
+
+def committed_root(tmp_path: Path, name: str = "root") -> tuple[Path, str]:
+    root = tmp_path / name
+    root.mkdir()
+    (root / "notes.md").write_text(INSIDE)
+    git(root, "init", "-q")
+    git(root, "add", "notes.md")
+    git(root, "commit", "-q", "-m", "inside")
+    return root, git(root, "rev-parse", "HEAD")
+
+
+def test_a_quoted_alternates_line_never_lends_an_outside_blob(
+    tmp_path: Path, outside_repo: tuple[Path, str, str]
+) -> None:
+    """git accepts a C-quoted path in alternates: a parser that does not unquote it finds it inside the root."""
+    repo, _, second = outside_repo
+    root, _ = committed_root(tmp_path)
+    outside_objects = repo / ".git" / "objects"
+    (root / ".git" / "objects" / "info" / "alternates").write_text(f'"{outside_objects}"\n')
+    assert git(root, "cat-file", "-t", second) == "commit"  # git itself does borrow through the quoted line
+    assert_read_without_git(answers_over_mcp(root, "notes.md", second), "notes.md")
+
+
+def test_chained_alternates_through_a_second_repository_never_lend_an_outside_blob(
+    tmp_path: Path, outside_repo: tuple[Path, str, str]
+) -> None:
+    """a/ borrows from b/ (inside the root), and b/ borrows from a repository outside it."""
+    repo, _, second = outside_repo
+    root = tmp_path / "root"
+    root.mkdir()
+    a, _ = committed_root(root, "a")
+    b, _ = committed_root(root, "b")
+    (b / ".git" / "objects" / "info" / "alternates").write_text(f"{repo / '.git' / 'objects'}\n")
+    (a / ".git" / "objects" / "info" / "alternates").write_text("../../../b/.git/objects\n")
+    assert git(a, "cat-file", "-t", second) == "commit"  # the chain reaches the outside objects
+    assert_read_without_git(answers_over_mcp(root, "a/notes.md", second), "a/notes.md")
+
+
+def test_a_pack_linked_from_outside_never_lends_an_outside_blob(
+    tmp_path: Path, outside_repo: tuple[Path, str, str]
+) -> None:
+    """No alternates at all: the outside repository's pack is symlinked into the root's object store."""
+    repo, _, second = outside_repo
+    git(repo, "repack", "-q", "-a", "-d")
+    root, _ = committed_root(tmp_path)
+    for pack in (repo / ".git" / "objects" / "pack").iterdir():
+        (root / ".git" / "objects" / "pack" / pack.name).symlink_to(pack)
+    assert git(root, "cat-file", "-t", second) == "commit"
+    assert_read_without_git(answers_over_mcp(root, "notes.md", second), "notes.md")
+
+
+def test_an_empty_alternates_file_is_enough_to_read_without_git(tmp_path: Path) -> None:
+    """Conservative: whatever an alternates file says (nothing here), the repository is not trusted to git."""
+    if subprocess.run(["git", "--version"], capture_output=True).returncode != 0:
+        pytest.skip("git is not installed")
+    root, head = committed_root(tmp_path)
+    (root / ".git" / "objects" / "info" / "alternates").write_text("")
+    seen = answers_over_mcp(root, "notes.md", head)
+    assert_read_without_git(seen, "notes.md")

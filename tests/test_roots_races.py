@@ -200,8 +200,9 @@ def test_directory_search_skips_files_over_the_size_cap_and_says_so(tmp_path: Pa
     engine = ReadEngine(Settings(roots=(tmp_path,), search_max_file_bytes=2048))
     pack = engine.read("s", ReadRequest(target=".", intent=Intent(needles=["needle"])))
     assert [i.pointer.split("@")[0] for i in pack.items] == ["small.txt"]
-    assert pack.result is not None and "1 over 2048 bytes skipped" in pack.result.scanned
-    assert any("big.log" in note and "SPARSEREAD_SEARCH_MAX_FILE_BYTES" in note for note in pack.result.provenance)
+    assert pack.result is not None and pack.result.left_out is not None
+    assert "over 2,048 bytes (SPARSEREAD_SEARCH_MAX_FILE_BYTES" in pack.result.left_out
+    assert "1 file: big.log" in pack.result.left_out
 
 
 def test_a_very_deep_folder_chain_is_cut_not_a_crash(tmp_path: Path) -> None:

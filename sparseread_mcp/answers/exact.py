@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from ..config import Settings
 from ..errors import ConfigError, IntentError
 from ..files.roots import Roots
 from ..gate.delivery import Delivery, Extras
@@ -24,16 +25,19 @@ def query_pack(d: Delivery, parsed: ParsedArtifact, query: str, extras: Extras) 
 
 
 def projection_pack(
-    d: Delivery, parsed: ParsedArtifact, extras: Extras, *, cache_dir: Path, roots: Roots
+    d: Delivery, parsed: ParsedArtifact, extras: Extras, *, settings: Settings, roots: Roots
 ) -> EvidencePack:
-    """A calculation-ready TSV of the whole table, written outside every root; the pack names it."""
+    """A calculation-ready TSV of the whole table, written outside every root within the disk quota all
+    projections share (the least recently written go first); the pack names it."""
     if parsed.queries is None:
         raise IntentError(f"view='projection' is for tables; {parsed.artifact.path} is {parsed.type}")
+    cache_dir = settings.cache_dir
     folder = cache_dir / "projections"
     if any(roots.contains(parent) for parent in (folder, *folder.parents) if parent.exists()):
         raise ConfigError(f"the cache directory {cache_dir} is inside a root; set SPARSEREAD_CACHE_DIR elsewhere")
     name = f"{parsed.artifact.fingerprint[:16]}-{Path(parsed.artifact.path).stem}.tsv"
-    return deliver_sparse(d, [], replace(extras, result=parsed.queries.project(folder / name)), max_items=0)
+    result = parsed.queries.project(folder / name, quota_bytes=settings.projection_quota_mb * 2**20)
+    return deliver_sparse(d, [], replace(extras, result=result), max_items=0)
 
 
 def compact_pack(d: Delivery, parsed: ParsedArtifact, extras: Extras) -> EvidencePack:

@@ -112,7 +112,7 @@ class FileAnswers:
                 sparse = choose_route(full_view_tokens=d.episode.full_view_tokens, native_fit_tokens=0, intent=None)
                 return outline_pack(d, sparse, self.counter, replace(extras, result=None, message=message)), read
         if read.view == "projection":
-            return projection_pack(d, parsed, extras, cache_dir=self.settings.cache_dir, roots=self.roots), read
+            return projection_pack(d, parsed, extras, settings=self.settings, roots=self.roots), read
         if read.intent is not None and read.intent.query:
             return query_pack(d, parsed, read.intent.query, extras), read
         return None, read

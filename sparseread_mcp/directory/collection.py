@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISDIR, S_ISLNK, S_ISREG
 
@@ -19,6 +19,7 @@ from ..files.artifacts import looks_binary
 from ..files.roots import ResolvedPath
 from ..readers.registry import ReaderRegistry
 from .ignorefile import IgnoreFile
+from .leftout import DEPTH_CAP, FILE_CAP, IGNORED, UNREADABLE, WalkCuts
 
 COLLAPSED = frozenset(
     {
@@ -75,6 +76,8 @@ class Inventory:
     skipped: int  # files left out: ignored, binary, unreadable, or past MAX_FILES (folders past MAX_DEPTH)
     fingerprint: str
     truncated: bool = False
+    #: What the walk left out and why (folders not entered, files dropped per folder): answers say it.
+    cuts: WalkCuts = field(default_factory=WalkCuts)
 
     @property
     def total_bytes(self) -> int:
@@ -98,6 +101,7 @@ def build_inventory(
     collapsed: list[str] = []
     skipped = 0
     truncated = False
+    cuts = WalkCuts()
     specs: list[tuple[str, IgnoreFile]] = []
     digest = hashlib.sha256()
     top = safeopen.open_beneath(location.root, location.relative, label=location.relative)
@@ -116,26 +120,33 @@ def build_inventory(
                 # both, so deeper folders are left out (and the inventory says it was cut).
                 truncated = True
                 skipped += len(dirnames)
+                for name in dirnames:
+                    cuts.folder(f"{rel_dir}/{name}" if rel_dir else name, DEPTH_CAP)
                 dirnames[:] = []
             for name in sorted(dirnames):
                 rel = f"{rel_dir}/{name}" if rel_dir else name
                 if name in COLLAPSED:
                     collapsed.append(rel + "/")
-                elif not _ignored(specs, rel, is_dir=True):
+                elif _ignored(specs, rel, is_dir=True):
+                    cuts.folder(rel, IGNORED)
+                else:
                     kept.append(name)  # fwalk itself never enters a symlink (follow_symlinks=False)
             dirnames[:] = kept
             for name in sorted(filenames):
                 rel = f"{rel_dir}/{name}" if rel_dir else name
                 if _ignored(specs, rel, is_dir=False):
                     skipped += 1
+                    cuts.file(rel_dir, IGNORED)
                     continue
                 if len(files) >= MAX_FILES:
                     truncated = True
                     skipped += 1
+                    cuts.file(rel_dir, FILE_CAP)
                     continue
                 found = _stat_entry(location, dirfd, name, rel)
                 if found is None:
                     skipped += 1
+                    cuts.file(rel_dir, UNREADABLE)
                     continue
                 key = (f"{location.relative}/{rel}", found.st_size, found.st_mtime_ns)
                 kind = types.get(key) if types is not None else None
@@ -154,6 +165,7 @@ def build_inventory(
         skipped=skipped,
         fingerprint=digest.hexdigest(),
         truncated=truncated,
+        cuts=cuts,
     )
 
 

@@ -8,6 +8,7 @@ scans every text file and returns matching lines with context, the total count, 
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -41,9 +42,11 @@ from ..protocol.intents import objective_of, query_for, says_what_to_locate
 from ..protocol.session import DeliveredItem, Episode, Session
 from ..tokens import stamp_tokens
 from ..vocabulary import PREVIEW_TOOL, READ_TOOL
+from . import collection as walk
 from .code_answer import CODE_SHARE, ranked_code
 from .collection import Inventory, inventory_lines
 from .filerank import is_source
+from .leftout import Unsearched, left_out_line, walk_cut_by_cap
 
 if TYPE_CHECKING:
     from .context import DirectoryContext
@@ -76,6 +79,7 @@ def preview_directory(engine: DirectoryContext, inventory: Inventory, budget: in
             "collapsed_folders": len(inventory.collapsed),
             "skipped": inventory.skipped,
             "truncated": "yes" if inventory.truncated else "no",
+            **({"left_out": note} if (note := _walk_note(inventory)) else {}),
         },
         route="sparse",
         reason="a directory is read by ranking its files; focus, collect or search with needles",
@@ -115,6 +119,18 @@ def read_directory(
             hits = _ranked(engine, inventory, intent, collect=action == "collect")
         episode.pending = list(hits)
     return _deliver(engine, episode, inventory, intent, budget, result)
+
+
+def _walk_note(inventory: Inventory, unsearched: Unsearched | None = None) -> str | None:
+    """What the walk (and, given `unsearched`, the answer) left out, in one line; None when nothing."""
+    return left_out_line(
+        inventory.cuts,
+        inventory.collapsed,
+        max_files=walk.MAX_FILES,
+        max_depth=walk.MAX_DEPTH,
+        unsearched=unsearched,
+        folder=inventory.root_path,
+    )
 
 
 def _episode(session: Session, inventory: Inventory, objective: str) -> Episode:
@@ -198,16 +214,19 @@ def _search(engine: DirectoryContext, inventory: Inventory, intent: Intent) -> t
     hits: list[Hit] = []
     per_file: list[tuple[str, int]] = []
     too_large: list[str] = []
+    not_searched: Counter[str] = Counter()
     total = scanned = 0
     for entry in inventory.files:
         checkpoint()
         if entry.type in SEARCH_SKIP_TYPES:
+            not_searched[entry.type] += 1
             continue
         if entry.size > cap:
             too_large.append(entry.path)
             continue
         data = _read_verified(base, entry.path, cap)
         if data is None:
+            not_searched["unreadable"] += 1
             continue  # gone, unreadable, grown past the cap, or a symlink out of the root: never shown
         scanned += 1
         text = data.decode("utf-8", "replace")
@@ -233,17 +252,20 @@ def _search(engine: DirectoryContext, inventory: Inventory, intent: Intent) -> t
             )
             hits.append(Hit(item=item, start=first, end=last, path=rel))
     per_file.sort(key=lambda pair: -pair[1])
+    left_out = _walk_note(inventory, Unsearched(types=not_searched, too_large=tuple(too_large), size_cap=cap))
+    if left_out and walk_cut_by_cap(inventory.cuts):
+        left_out = f"the count stopped at a cap: at least {total:,} matching lines; {left_out}"
     result = OpResult(
         value=total,
-        scanned=f"{scanned} text files under {inventory.root_path or '.'}"
-        + (f" ({len(too_large)} over {cap} bytes skipped)" if too_large else ""),
+        scanned=f"{scanned} text files under {inventory.root_path or '.'}",
         columns=["path", "matching lines"],
         rows=[[p, c] for p, c in per_file[:50]],
         row_count=len(per_file),
         rows_scanned=scanned,
         query=" | ".join(intent.needles or []),
         capped=len(per_file) > 50,
-        provenance=["line-by-line scan, case-insensitive", *_skipped_note(too_large, cap)],
+        provenance=["line-by-line scan, case-insensitive"],
+        left_out=left_out,
     )
     return hits, result
 
@@ -255,16 +277,6 @@ def _read_verified(base: ResolvedPath, relative: str, cap: int) -> bytes | None:
         return base.child(relative).read(max_bytes=cap).data
     except (OSError, OutsideRoots, UnsupportedArtifact):
         return None
-
-
-def _skipped_note(too_large: list[str], cap: int) -> list[str]:
-    if not too_large:
-        return []
-    named = ", ".join(too_large[:5]) + (f" and {len(too_large) - 5} more" if len(too_large) > 5 else "")
-    return [
-        f"skipped {len(too_large)} file(s) over {cap} bytes (SPARSEREAD_SEARCH_MAX_FILE_BYTES): {named}; "
-        f"search them one by one ({READ_TOOL} on the file with needles)"
-    ]
 
 
 def _windows(matched: list[int], line_count: int) -> list[tuple[int, int]]:
@@ -289,7 +301,9 @@ def _deliver(
     """The episode's next queued items that fit `budget` (at most 12), recorded as delivered."""
     delivered = {d.pointer for d in episode.delivered}
     pending = [h for h in episode.pending if isinstance(h, Hit) and h.item.pointer not in delivered]
-    frame = _Frame(engine=engine, episode=episode, inventory=inventory, intent=intent, result=result)
+    # A result says what it did not cover itself; otherwise the pack's left_out says what the walk cut.
+    walk_note = _walk_note(inventory) if result is None or result.left_out is None else None
+    frame = _Frame(engine=engine, episode=episode, inventory=inventory, intent=intent, result=result, walk=walk_note)
     fit_pack(frame.pack([], len(pending)), budget, engine.counter)  # the frame fits, or BudgetTooSmall says so
     chosen = _fitting(frame, pending, budget)
     left_out = _pointers_only(frame, pending, budget) if pending and not chosen else None
@@ -316,6 +330,11 @@ class _Frame:
     inventory: Inventory
     intent: Intent | None
     result: OpResult | None
+    walk: str | None = None  # what the walk left out, when no result says it
+
+    def note(self, left_out: str | None) -> str | None:
+        """`left_out` (the items that did not fit), then what the walk left out."""
+        return "; ".join(n for n in (left_out, self.walk) if n) or None
 
     def pack(self, items: list[EvidenceItem], remaining: int, left_out: str | None = None) -> EvidencePack:
         """The pack with these items, `remaining` more queued, and `left_out` naming what did not fit."""
@@ -352,7 +371,7 @@ class _Frame:
             next_steps=["pass `cursor` (or action='refine') for the next items", _READ_HINT]
             if remaining
             else [_READ_HINT],
-            left_out=left_out,
+            left_out=self.note(left_out),
             cursor=f"{episode.id}:dir" if remaining else None,
             tokenizer=counter.name,
         )
@@ -391,6 +410,6 @@ def _pointers_only(frame: _Frame, pending: list[Hit], budget: int) -> str | None
     for count in (5, 3, 1, 0):
         left_out = pointers_note(pointers[:count], budget, total=len(pointers), what="item(s)")
         shrunk = shrink_pack(frame.pack([], len(pending), left_out), budget, frame.engine.counter)
-        if shrunk.tokens <= budget and shrunk.left_out == left_out:
+        if shrunk.tokens <= budget and shrunk.left_out == frame.note(left_out):
             return left_out
     return None  # not even the count fits: the gate's reason says how many are queued

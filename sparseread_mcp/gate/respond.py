@@ -222,12 +222,20 @@ def _fewer_rows(pack: EvidencePack, budget: int, counter: TokenCounter) -> Evide
 
 
 def _bare_result(pack: EvidencePack, budget: int, counter: TokenCounter) -> EvidencePack:
-    """An exact result keeps its value and what was scanned; how it was computed goes."""
+    """An exact result keeps its value, what was scanned and what was left out; how it was computed goes."""
     result = pack.result
     if result is None:
         return pack
+    left_out = None if result.left_out is None else clip(result.left_out, 2 * CLIP_CHARS)
     bare = result.model_copy(
-        update={"provenance": [], "columns": None, "rows": None, "query": None, "scanned": clip(result.scanned)}
+        update={
+            "provenance": [],
+            "columns": None,
+            "rows": None,
+            "query": None,
+            "scanned": clip(result.scanned),
+            "left_out": left_out,
+        }
     )
     return stamp_tokens(pack.model_copy(update={"result": bare}), counter)
 

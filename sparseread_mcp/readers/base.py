@@ -44,8 +44,9 @@ class OutlineEntry:
 class QueryRunner(Protocol):
     def run(self, query: str) -> OpResult: ...
 
-    def project(self, destination: Path) -> OpResult:
-        """Write a calculation-ready TSV of the whole table to `destination`."""
+    def project(self, destination: Path, *, quota_bytes: int) -> OpResult:
+        """Write a calculation-ready TSV of the whole table to `destination`, within the disk quota that
+        every projection in its folder shares."""
         ...
 
 

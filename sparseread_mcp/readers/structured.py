@@ -152,7 +152,7 @@ class ArrayFilter:
         self._text = text
         self._nodes = {n.path: n for n in nodes}
 
-    def project(self, destination: Path) -> OpResult:
+    def project(self, destination: Path, *, quota_bytes: int) -> OpResult:
         raise IntentError("view='projection' writes tables (CSV, TSV, JSONL, Parquet, XLSX); for JSON use intent.query")
 
     def run(self, query: str) -> OpResult:

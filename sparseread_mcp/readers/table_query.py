@@ -224,14 +224,15 @@ class TableQueries:
                 "compute with intent.query"
             ) from exc
 
-    def project(self, destination: Path) -> OpResult:
+    def project(self, destination: Path, *, quota_bytes: int) -> OpResult:
         """Every row of `data` as TSV at `destination` (outside the user's tree), for agents that compute:
-        capped in rows and bytes, and written only into a private directory."""
+        capped in rows and bytes, within the projections' shared disk quota, and written only into a
+        private directory."""
         total = self.row_counts.get("data", 0)
         with self._lock, _interrupted_at_deadline(self._con), self._typed("projected"):
             cursor = self._con.execute('SELECT * FROM "data"')
             columns = [str(d[0]) for d in cursor.description or []]
-            written = write_projection(cursor, columns, destination)
+            written = write_projection(cursor, columns, destination, quota_bytes=quota_bytes, total_rows=total)
         capped = written.rows < total
         scanned = f"{total} rows of {self._label}"
         if capped:

@@ -45,6 +45,8 @@ class Settings:
     call_timeout_seconds: float = 60.0
     #: Files larger than this get their card and streamed line ranges only, never a full parse.
     max_parse_bytes: int = 64 * 1024 * 1024
+    #: A directory's walk lists at most this many files (the answer says what the cap cut).
+    inventory_max_files: int = 20_000
     #: A directory needle search skips files larger than this (named in its answer): read those one by one.
     search_max_file_bytes: int = 2 * 1024 * 1024
     #: Workbooks are refused (their card still given) past these, checked before any XML is parsed: the
@@ -110,6 +112,7 @@ class Settings:
             ("SPARSEREAD_XLSX_MAX_CELLS", self.xlsx_max_cells),
             ("SPARSEREAD_CACHE_MB", self.cache_mb),
             ("SPARSEREAD_SEARCH_MAX_FILE_BYTES", self.search_max_file_bytes),
+            ("SPARSEREAD_INVENTORY_MAX_FILES", self.inventory_max_files),
             ("SPARSEREAD_PROJECTION_QUOTA_MB", self.projection_quota_mb),
         ):
             if value <= 0:
@@ -152,6 +155,7 @@ class Settings:
             ("cache_mb", "SPARSEREAD_CACHE_MB"),
             ("max_memory_mb", "SPARSEREAD_MAX_MEMORY_MB"),
             ("max_connections", "SPARSEREAD_MAX_CONNECTIONS"),
+            ("inventory_max_files", "SPARSEREAD_INVENTORY_MAX_FILES"),
             ("workers", "SPARSEREAD_WORKERS"),
             ("worker_memory_mb", "SPARSEREAD_WORKER_MEMORY_MB"),
             ("projection_quota_mb", "SPARSEREAD_PROJECTION_QUOTA_MB"),

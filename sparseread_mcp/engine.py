@@ -203,7 +203,13 @@ class ReadEngine:
             self.repo_indexes.fill_types(location, types)
         shown = location.relative if location.relative != "." else ""
         found, learned = self._work(
-            tasks.inventory, location, shown, self.registry, types, label=f"{location.relative}/"
+            tasks.inventory,
+            location,
+            shown,
+            self.registry,
+            types,
+            self.settings.inventory_max_files,
+            label=f"{location.relative}/",
         )
         self._file_types.put(location.relative, learned)
         return found

@@ -11,7 +11,6 @@ import pytest
 from mcp import Client
 
 from sparseread_mcp import Settings
-from sparseread_mcp.directory import collection
 from sparseread_mcp.serve.server import create_server
 
 FILE_CAP = 30
@@ -21,7 +20,6 @@ FILE_CAP = 30
 def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every file holds one NEEDLE line: 5 at the top, 40 in src/ (the file cap cuts it), 6 in build/ and
     dist/ (vendored, not walked), 3 in logs/ and 2 *.tmp files (ignored), a PDF and a binary file."""
-    monkeypatch.setattr(collection, "MAX_FILES", FILE_CAP)
     root = tmp_path / "root"
     for folder, count in (("", 5), ("src", 40), ("build", 3), ("dist", 3), ("logs", 3)):
         (root / folder).mkdir(parents=True, exist_ok=True)
@@ -37,7 +35,7 @@ def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def call(root: Path, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     async def run() -> dict[str, Any]:
-        async with Client(create_server(Settings(roots=(root,)))) as client:
+        async with Client(create_server(Settings(roots=(root,), inventory_max_files=FILE_CAP))) as client:
             with anyio.fail_after(60):  # a hang guard only
                 result = await client.call_tool(tool, arguments)
         assert not result.is_error and result.structured_content is not None, result.content

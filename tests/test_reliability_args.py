@@ -10,7 +10,6 @@ import pytest
 from mcp import Client
 
 from sparseread_mcp import ReadEngine, ReadRequest, Settings
-from sparseread_mcp.directory import collection as collection_module
 from sparseread_mcp.serve.server import create_server
 
 
@@ -81,10 +80,9 @@ async def test_an_internal_failure_is_answered_with_an_error_id_and_logged_with_
 
 
 def test_a_directory_walk_past_its_file_limit_says_it_was_cut(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(collection_module, "MAX_FILES", 25)
     for i in range(80):
         (tmp_path / f"f{i:03d}.txt").write_text(f"file {i}\n")
-    engine = ReadEngine(Settings(roots=(tmp_path,)))
+    engine = ReadEngine(Settings(roots=(tmp_path,), inventory_max_files=25))
     preview = engine.preview("s", ".")
     assert preview.signals["truncated"] == "yes" and preview.signals["skipped"] == 55
 

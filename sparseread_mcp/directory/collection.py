@@ -76,6 +76,8 @@ class Inventory:
     skipped: int  # files left out: ignored, binary, unreadable, or past MAX_FILES (folders past MAX_DEPTH)
     fingerprint: str
     truncated: bool = False
+    #: The file cap this walk ran under (MAX_FILES unless the settings name another).
+    max_files: int = MAX_FILES
     #: What the walk left out and why (folders not entered, files dropped per folder): answers say it.
     cuts: WalkCuts = field(default_factory=WalkCuts)
 
@@ -90,6 +92,7 @@ def build_inventory(
     registry: ReaderRegistry,
     *,
     types: dict[tuple[str, int, int], str] | None = None,
+    max_files: int = MAX_FILES,
 ) -> Inventory:
     """Walk the directory at `location`; `types` caches each file's type by (path, size, mtime) across
     calls, so a warm inventory stats files but opens none.
@@ -138,7 +141,7 @@ def build_inventory(
                     skipped += 1
                     cuts.file(rel_dir, IGNORED)
                     continue
-                if len(files) >= MAX_FILES:
+                if len(files) >= max_files:
                     truncated = True
                     skipped += 1
                     cuts.file(rel_dir, FILE_CAP)
@@ -165,6 +168,7 @@ def build_inventory(
         skipped=skipped,
         fingerprint=digest.hexdigest(),
         truncated=truncated,
+        max_files=max_files,
         cuts=cuts,
     )
 

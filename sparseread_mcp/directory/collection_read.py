@@ -126,7 +126,7 @@ def _walk_note(inventory: Inventory, unsearched: Unsearched | None = None) -> st
     return left_out_line(
         inventory.cuts,
         inventory.collapsed,
-        max_files=walk.MAX_FILES,
+        max_files=inventory.max_files,
         max_depth=walk.MAX_DEPTH,
         unsearched=unsearched,
         folder=inventory.root_path,

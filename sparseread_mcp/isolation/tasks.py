@@ -76,8 +76,12 @@ def diff(old: str, new: str, old_label: str, new_label: str, context: int) -> Te
 
 
 def inventory(
-    location: ResolvedPath, relative: str, registry: ReaderRegistry, types: dict[tuple[str, int, int], str]
+    location: ResolvedPath,
+    relative: str,
+    registry: ReaderRegistry,
+    types: dict[tuple[str, int, int], str],
+    max_files: int,
 ) -> tuple[Inventory, dict[tuple[str, int, int], str]]:
     """Walk a directory (its ignore files compiled and matched here); the file types it learned come back."""
-    found = build_inventory(location, relative, registry, types=types)
+    found = build_inventory(location, relative, registry, types=types, max_files=max_files)
     return found, types

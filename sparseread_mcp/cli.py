@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TypeAlias
 
 from . import __version__
+from .commands.offline import bench_command, compact_command, human, trace_command
 from .config import LOCATION_CHOICES, Settings, store_setting
 from .errors import SparsereadError
 from .serve.logs import configure as configure_logs
@@ -277,7 +278,7 @@ def _run_command(args: argparse.Namespace, settings: Settings) -> int:
     from .models import EvidencePack, Intent, Preview
 
     if args.command == "compact":
-        return _compact(args, settings)
+        return compact_command(args, settings)
     if args.command == "calibrate":
         from .locate import LocatorSet
         from .select.calibrate import calibrate
@@ -297,7 +298,7 @@ def _run_command(args: argparse.Namespace, settings: Settings) -> int:
         print(f"table written to {out}")
         return 0
     if args.command in ("bench", "trace"):
-        return _bench(args, settings) if args.command == "bench" else _trace(args, settings)
+        return bench_command(args, settings) if args.command == "bench" else trace_command(args, settings)
     if args.command == "doctor":
         from .commands.doctor import diagnose
 
@@ -319,148 +320,8 @@ def _run_command(args: argparse.Namespace, settings: Settings) -> int:
         )
         result = engine.read("cli", request)
     while True:
-        print(result.model_dump_json(indent=2, exclude_none=True) if as_json else _human(result))
+        print(result.model_dump_json(indent=2, exclude_none=True) if as_json else human(result))
         # One process is one session, so a cursor cannot outlive it: follow it here.
         if not isinstance(result, EvidencePack) or not result.cursor:
             return 0
         result = engine.read("cli", ReadRequest(target=result.episode.artifact.path, cursor=result.cursor))
-
-
-def _human(result: object) -> str:
-    from .models import EvidencePack, Preview
-
-    if isinstance(result, Preview):
-        lines = [
-            f"{result.artifact.path} ({result.artifact.type}, {result.artifact.size_bytes} bytes, "
-            f"L={result.full_view_chars} chars / {result.full_view_tokens} tokens) route={result.route}",
-            f"  {result.reason}",
-        ]
-        lines += [f"  {'  ' * (o.level - 1)}{o.title}  [{o.anchor}]" for o in result.outline]
-        if result.content is not None:
-            lines += ["", result.content]
-        return "\n".join(lines)
-    assert isinstance(result, EvidencePack)
-    lines = [f"gate: {result.gate.decision} — {result.gate.reason}"]
-    if result.verification:
-        lines.append(f"verify: {result.verification.status} — {result.verification.reason}")
-    if result.message:
-        lines.append(result.message)
-    for item in result.items:
-        lines += ["", f"== {item.pointer}  (score {item.score})", item.text]
-    for cov in result.coverage:
-        lines.append(f"coverage {cov.slot}: {cov.status}")
-    e = result.exposure
-    lines.append(f"exposure: {e.payload_chars} chars now, E={e.episode_chars} of L={e.full_view_chars}")
-    return "\n".join(lines)
-
-
-def _bench(args: argparse.Namespace, settings: Settings) -> int:
-    from .commands.userbench import bench, render_bench
-
-    as_json = getattr(args, "json", False)
-    report = bench(
-        Path(args.path),
-        settings=settings,
-        goals=args.goal,
-        repeat=args.repeat,
-        max_files=args.max_files,
-        progress=not as_json,
-    )
-    print(report.model_dump_json(indent=2) if as_json else render_bench(report))
-    return 0 if report.files else 1
-
-
-def _trace(args: argparse.Namespace, settings: Settings) -> int:
-    import json
-
-    from .commands.savings import build_trace, render_trace
-    from .engine import ReadEngine
-    from .vocabulary import CARD_TOOL
-
-    if settings.store is None:
-        print(
-            "error: trace reads the session store a server kept: pass --store FILE (the server's --store or "
-            f"SPARSEREAD_STORE); for the current session, call {CARD_TOOL} with trace=true",
-            file=sys.stderr,
-        )
-        return 2
-    if isinstance(settings.store, Path) and not settings.store.is_file():
-        # Opened, a misspelt path would become a new, empty database, and the answer "no recorded calls".
-        print(
-            f"error: no session store at {settings.store}: pass the file the server ran with (its --store or "
-            "SPARSEREAD_STORE)",
-            file=sys.stderr,
-        )
-        return 2
-    sessions = ReadEngine(settings).sessions
-    keys = [args.session] if args.session else sessions.keys()
-    traces = [build_trace(sessions.get(key), recent=args.calls) for key in keys]
-    traces = [t for t in traces if t.calls]
-    if not traces:
-        print(f"no recorded calls in {settings.store}" + (f" for session {args.session}" if args.session else ""))
-        return 1
-    if getattr(args, "json", False):
-        print(json.dumps([t.model_dump(mode="json") for t in traces], indent=2))
-        return 0
-    for trace in traces:
-        print(render_trace(trace))
-        for call in trace.recent:
-            target = f" {call.path}" if call.path else ""
-            print(f"    {call.tool}{target} {call.action or ''} -> {call.decision or '-'}: {call.tokens} tokens")
-        print()
-    return 0
-
-
-def _compact(args: argparse.Namespace, settings: Settings) -> int:
-    import json
-
-    from .compaction import CompactionSettings, LearnedRouter, compact_messages, train
-    from .compaction.learned import examples_from_jsonl, train_on_runs
-    from .compaction.transcript import load_file
-    from .tokens import TokenCounter
-
-    if args.file[0] == "train":
-        if len(args.file) != (1 if args.runs else 2) or not args.out:
-            print(
-                "error: use `sparseread-mcp compact train LABELED.jsonl --out router.json` or `sparseread-mcp "
-                "compact train --runs DIR [--leave-out FAMILY] --out router.json`",
-                file=sys.stderr,
-            )
-            return 2
-        if args.runs:
-            router = train_on_runs(Path(args.runs), leave_out=args.leave_out)
-        else:
-            router = train(examples_from_jsonl(Path(args.file[1]).read_text(encoding="utf-8")))
-        router.save(Path(args.out))
-        print(
-            f"router saved to {args.out}: threshold {router.threshold:.3f}, validation precision "
-            f"{router.precision:.3f}, recall {router.recall:.3f}"
-        )
-        if args.runs:
-            held = ", ".join(args.leave_out) or "none"
-            print(f"trained on families: {', '.join(router.families)}; held out: {held}")
-        return 0
-    transcript = load_file(Path(args.file[0]).read_text(encoding="utf-8"), args.format)
-    result = compact_messages(
-        transcript.dump(),
-        fmt=transcript.format,
-        settings=CompactionSettings(keep_last=args.keep_last),
-        counter=TokenCounter(settings.tokenizer, margin=settings.token_margin),
-        audit=Path(args.audit) if args.audit else None,
-        router=LearnedRouter.load(Path(args.router)) if args.router else None,
-    )
-    if args.out:
-        Path(args.out).write_text(json.dumps(result.messages, ensure_ascii=False, indent=1), encoding="utf-8")
-    if getattr(args, "json", False):
-        print(result.model_dump_json(indent=2))
-        return 0
-    for span in result.plan:
-        verdict = "replaced" if span.committed else "kept"
-        print(
-            f"{span.span} messages {span.messages[0]}-{span.messages[1]}: {span.interactions} interactions, "
-            f"{span.source_tokens} -> {span.summary_tokens if span.committed else span.source_tokens} tokens, "
-            f"{verdict} ({span.reason})"
-        )
-    saved = result.tokens_before - result.tokens_after
-    print(f"tokens: {result.tokens_before} -> {result.tokens_after} ({saved} saved, {result.tokenizer})")
-    return 0

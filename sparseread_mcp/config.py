@@ -123,6 +123,9 @@ class Settings:
             # The cache is fitted under the ceiling (a quarter of it), not refused: a ceiling set alone
             # must not make the default cache size an error. Frozen, hence object.__setattr__.
             object.__setattr__(self, "cache_mb", self.max_memory_mb // 4)
+        if self.max_memory_mb and (not self.worker_memory_mb or self.worker_memory_mb > self.max_memory_mb // 2):
+            # Likewise each worker, whose parse would otherwise be allowed more than the whole server.
+            object.__setattr__(self, "worker_memory_mb", max(64, self.max_memory_mb // 2))
         if not 0 < self.header_timeout_seconds <= 3600:
             raise ConfigError(
                 f"SPARSEREAD_HEADER_TIMEOUT={self.header_timeout_seconds} is out of range: use 0 < seconds <= 3600"

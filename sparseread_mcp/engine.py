@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import replace
 from functools import partial
 from stat import S_ISDIR, S_ISREG
 from typing import TypeVar
@@ -21,9 +19,9 @@ from .directory.fileindex import FileIndex, file_index_bytes
 from .directory.repoindex import RepoIndexStore
 from .errors import BinaryArtifact, BudgetTooSmall, SparsereadError, StaleArtifact
 from .files.anchors import Target, parse_target
-from .files.artifacts import Artifact, LruCache
+from .files.artifacts import LruCache
 from .files.indexcache import IndexCache
-from .files.large import StreamedRange, large_card, read_range
+from .files.large import large_card, read_range
 from .files.revisions import Revisions
 from .files.roots import ResolvedPath, Roots
 from .files.textdiff import TextDiff
@@ -32,6 +30,7 @@ from .gate.ledger import Ledger
 from .gate.respond import fit_card, fit_preview
 from .gate.route import choose_route
 from .isolation import WorkerPool, shared_pool, tasks, tenant
+from .isolation.opened import OpenedFiles
 from .locate import LocatorSet
 from .locate.base import concept_terms
 from .locate.bm25 import passage_index
@@ -42,9 +41,8 @@ from .protocol.card import build_card
 from .protocol.coverage import episode_coverage
 from .protocol.intents import effective_intent, objective_of, query_for, says_what_to_locate
 from .protocol.session import Episode, Session
-from .readers.base import ParsedArtifact, Reader, parsed_bytes
+from .readers.base import ParsedArtifact
 from .readers.registry import ReaderRegistry, default_registry
-from .readers.table_query import TableQueries
 from .select.policy import Policy
 from .stores import SessionStore, open_session_store
 from .tokens import TokenCounter
@@ -73,11 +71,17 @@ class ReadEngine:
         self.locators = LocatorSet(semantic_model=settings.semantic_model, cache_dir=settings.cache_dir)
         self.locator = self.locators.get("bm25")  # refine, verify and directories locate with BM25
         cache_bytes = settings.cache_mb * 1024 * 1024  # 3/4 for parsed files, 1/4 for directory indexes
-        self._parsed: LruCache[tuple[str, str, str], ParsedArtifact] = LruCache(
-            32, max_bytes=cache_bytes * 3 // 4, weigh=parsed_bytes
-        )  # (path, fingerprint, rev)
         self._full_tokens: LruCache[str, int] = LruCache(512)
         self.revisions = Revisions(self.roots)  # earlier versions: git for commits, memory for content hashes
+        self.files = OpenedFiles(
+            settings,
+            roots=self.roots,
+            registry=self.registry,
+            revisions=self.revisions,
+            workers=self.workers,
+            index_cache=self.index_cache,
+            cache_bytes=cache_bytes * 3 // 4,
+        )
         self.answers = FileAnswers(
             settings=settings,
             counter=self.counter,
@@ -106,89 +110,16 @@ class ReadEngine:
     # -- artifacts ---------------------------------------------------------------------------
     def open(self, path: str) -> ParsedArtifact:
         """Resolve inside the roots; a worker reads, fingerprints and (once per version) parses the file."""
-        location = self.roots.resolve(path)
-        reader = self.registry.reader_for(location.absolute)
-        request = tasks.LoadRequest(
-            reader=reader,
-            location=location,
-            max_bytes=self.settings.max_parse_bytes,
-            passage_chars=self.settings.passage_chars,
-            known=self._parsed_versions(location.relative),
-            parse=self.index_cache is None,
-        )
-        large = location.stat().st_size >= progress.large_bytes(binary=reader.binary)
-        with progress.preparing(f"{location.relative}", large=large and not request.known):
-            loaded = self._work(tasks.load, request, label=location.relative)
-            artifact = self.revisions.stamp(loaded.artifact)
-            parsed = self._cached(artifact)
-            if parsed is None:
-                parsed = self._adopt(reader, artifact, loaded)
-        self.revisions.remember(parsed.artifact)
-        return parsed
+        return self.files.open(path)
 
     def open_at(self, path: str, rev: str) -> ParsedArtifact | None:
         """The version of `path` that `rev` names (a commit from git, or a content hash seen before)."""
-        location = self.roots.resolve(path)
-        reader = self.registry.reader_for(location.absolute)
-        artifact = self.revisions.artifact_at(location, rev, binary=reader.binary)
-        if artifact is None:
-            return None
-        artifact = replace(artifact, commit=rev if not rev.startswith("sha256:") else None)
-        found = self._cached(artifact, rev=rev)
-        if found is not None:
-            return found
-        loaded = self._work(
-            tasks.parse, reader, artifact, self.settings.passage_chars, label=f"{location.relative}@{rev}"
-        )
-        return self._adopt(reader, artifact, loaded, rev=rev)
-
-    def _cached(self, artifact: Artifact, *, rev: str | None = None) -> ParsedArtifact | None:
-        """The parse of this version held here, under this revision (another revision's parse of the same
-        bytes is reused with this artifact's commit)."""
-        rev = rev or artifact.rev
-        found = self._parsed.get((artifact.path, artifact.fingerprint, rev))
-        if found is not None:
-            return found
-        for (path, fingerprint, other), parsed in self._parsed.items():
-            if path == artifact.path and fingerprint == artifact.fingerprint and other != rev:
-                again = replace(parsed, artifact=replace(parsed.artifact, commit=artifact.commit))
-                self._parsed.put((artifact.path, artifact.fingerprint, rev), again)
-                return again
-        return None
-
-    def _adopt(
-        self, reader: Reader, artifact: Artifact, loaded: tasks.Loaded, *, rev: str | None = None
-    ) -> ParsedArtifact:
-        """Keep a worker's parse (or the shared index cache's, or a fresh one from a worker when the first
-        answer brought only the fingerprint); its table, if any, opened here."""
-        parsed = loaded.parsed
-        cache, chars = self.index_cache, self.settings.passage_chars
-        if parsed is None and cache is not None:
-            parsed = cache.lookup(reader, artifact, passage_chars=chars)
-        if parsed is None:
-            again = tasks.LoadRequest(
-                reader=reader, location=artifact.location, max_bytes=self.settings.max_parse_bytes, passage_chars=chars
-            )
-            loaded = self._work(tasks.load, again, label=artifact.path)
-            artifact = self.revisions.stamp(loaded.artifact)  # the bytes the parse read (the file may have changed)
-            parsed = loaded.parsed
-            assert parsed is not None  # a parse was asked for
-        if loaded.table is not None:
-            parsed.queries = TableQueries.adopt(loaded.table)
-        parsed = replace(parsed, artifact=replace(parsed.artifact, commit=artifact.commit, location=artifact.location))
-        if cache is not None and loaded.parsed is not None:
-            cache.keep(reader, parsed, passage_chars=chars)
-        self._parsed.put((artifact.path, parsed.artifact.fingerprint, rev or parsed.artifact.rev), parsed)
-        self._parsed.builds += 1
-        return parsed
-
-    def _parsed_versions(self, path: str) -> frozenset[str]:
-        return frozenset(fingerprint for (held, fingerprint, _), _parsed in self._parsed.items() if held == path)
+        return self.files.open_at(path, rev)
 
     @property
     def parse_count(self) -> int:
         """How many parses ran (cache misses): repeated reads of an unchanged file add none."""
-        return self._parsed.builds
+        return self.files.parse_count
 
     def full_view_tokens(self, parsed: ParsedArtifact) -> int:
         text = parsed.artifact.text
@@ -202,7 +133,7 @@ class ReadEngine:
         if self.repo_indexes is not None and not types:  # a new session on a known tree: the stored types
             self.repo_indexes.fill_types(location, types)
         shown = location.relative if location.relative != "." else ""
-        found, learned = self._work(
+        found, learned = self.files.work(
             tasks.inventory,
             location,
             shown,
@@ -256,7 +187,7 @@ class ReadEngine:
         if S_ISDIR(found.st_mode):
             return preview_directory(self, self.inventory(target_path), budget)
         if S_ISREG(found.st_mode) and found.st_size > self.settings.max_parse_bytes:
-            digest = self._work(tasks.digest, location, 16, label=location.relative)
+            digest = self.files.work(tasks.digest, location, 16, label=location.relative)
             card = large_card(location, digest, self.settings.max_parse_bytes, self.counter)
             return fit_preview(card, budget, self.counter)
         try:
@@ -333,7 +264,7 @@ class ReadEngine:
                 intent=effective_intent(request.intent, session.intent),
             )
         if S_ISREG(found.st_mode) and found.st_size > self.settings.max_parse_bytes:
-            return read_range(location, target, budget, self.counter, stream=self._stream)
+            return read_range(location, target, budget, self.counter, stream=self.files.stream)
         parsed = self.open(target.path)
         invalidated = session.note_version(parsed.artifact.path, parsed.artifact.fingerprint)
         adopt_intent(session, request.intent)
@@ -371,20 +302,13 @@ class ReadEngine:
     def _changed(self, session: Session, path: str) -> bool:
         try:
             location = self.roots.resolve(path)
-            return self._work(tasks.digest, location, 0, label=path).fingerprint != session.seen[path]
+            return self.files.work(tasks.digest, location, 0, label=path).fingerprint != session.seen[path]
         except SparsereadError:
             return True
 
-    def _work(self, task: Callable[..., T], *args: object, label: str) -> T:
-        """`task(*args)` in a worker, under the call's deadline (outside a call: the call time limit)."""
-        return self.workers.run(task, *args, label=label, seconds=self.settings.call_timeout_seconds)
-
-    def _stream(self, location: ResolvedPath, first: int, last: int) -> StreamedRange:
-        return self._work(tasks.read_lines, location, first, last, label=location.relative)
-
     def diff(self, old: str, new: str, *, old_label: str, new_label: str, context: int, label: str) -> TextDiff:
         """A bounded line diff of two texts, computed in a worker (difflib is quadratic on hostile input)."""
-        return self._work(tasks.diff, old, new, old_label, new_label, context, label=label)
+        return self.files.work(tasks.diff, old, new, old_label, new_label, context, label=label)
 
     # -- one file ----------------------------------------------------------------------------
     def _file_read(

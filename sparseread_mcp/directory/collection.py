@@ -117,24 +117,10 @@ def build_inventory(
             spec = _gitignore(dirfd)
             if spec is not None:
                 specs.append((rel_dir, spec))
-            kept = []
-            if rel_dir.count("/") + 1 >= MAX_DEPTH and dirnames:
-                # fwalk recurses and holds a descriptor per level: a hostile chain of folders would exhaust
-                # both, so deeper folders are left out (and the inventory says it was cut).
+            dirnames[:], depth_cut = _folders_to_walk(rel_dir, dirnames, specs, collapsed, cuts)
+            if depth_cut:
                 truncated = True
-                skipped += len(dirnames)
-                for name in dirnames:
-                    cuts.folder(f"{rel_dir}/{name}" if rel_dir else name, DEPTH_CAP)
-                dirnames[:] = []
-            for name in sorted(dirnames):
-                rel = f"{rel_dir}/{name}" if rel_dir else name
-                if name in COLLAPSED:
-                    collapsed.append(rel + "/")
-                elif _ignored(specs, rel, is_dir=True):
-                    cuts.folder(rel, IGNORED)
-                else:
-                    kept.append(name)  # fwalk itself never enters a symlink (follow_symlinks=False)
-            dirnames[:] = kept
+                skipped += depth_cut
             for name in sorted(filenames):
                 rel = f"{rel_dir}/{name}" if rel_dir else name
                 if _ignored(specs, rel, is_dir=False):
@@ -171,6 +157,28 @@ def build_inventory(
         max_files=max_files,
         cuts=cuts,
     )
+
+
+def _folders_to_walk(
+    rel_dir: str, names: list[str], specs: list[tuple[str, IgnoreFile]], collapsed: list[str], cuts: WalkCuts
+) -> tuple[list[str], int]:
+    """The subfolders of `rel_dir` the walk enters (not vendored, not ignored), and how many the depth
+    cap cut: fwalk recurses and holds a descriptor per level, so a hostile chain of folders would exhaust
+    both; deeper folders are left out and the inventory says so."""
+    if rel_dir.count("/") + 1 >= MAX_DEPTH and names:
+        for name in names:
+            cuts.folder(f"{rel_dir}/{name}" if rel_dir else name, DEPTH_CAP)
+        return [], len(names)
+    kept = []
+    for name in sorted(names):
+        rel = f"{rel_dir}/{name}" if rel_dir else name
+        if name in COLLAPSED:
+            collapsed.append(rel + "/")
+        elif _ignored(specs, rel, is_dir=True):
+            cuts.folder(rel, IGNORED)
+        else:
+            kept.append(name)  # fwalk itself never enters a symlink (follow_symlinks=False)
+    return kept, 0
 
 
 def _stat_entry(location: ResolvedPath, dirfd: int, name: str, rel: str) -> os.stat_result | None:

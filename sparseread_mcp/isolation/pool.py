@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
+from .. import progress
 from ..deadline import TimedOut, checkpoint, remaining
 from ..errors import OverLimit, ReaderCrashed, UnsupportedArtifact
 from .worker import ANSWER, REQUEST
@@ -250,15 +251,19 @@ class WorkerPool:
         self.stats.tasks += 1
         try:
             worker.conn.send((task, args))
-            while not worker.conn.poll(_POLL_SECONDS):
-                try:
-                    checkpoint()
-                    if remaining() is None and time.monotonic() - started > seconds:
-                        raise TimedOut(f"the work ran past its {seconds:.0f} s limit and was stopped")
-                except TimedOut as exc:
-                    self.stats.killed += 1
-                    raise TimedOut(f"reading {label}: {exc}") from exc
-            reply: tuple[str, Any] = worker.conn.recv()
+            while True:
+                while not worker.conn.poll(_POLL_SECONDS):
+                    try:
+                        checkpoint()
+                        if remaining() is None and time.monotonic() - started > seconds:
+                            raise TimedOut(f"the work ran past its {seconds:.0f} s limit and was stopped")
+                    except TimedOut as exc:
+                        self.stats.killed += 1
+                        raise TimedOut(f"reading {label}: {exc}") from exc
+                reply: tuple[str, Any] = worker.conn.recv()
+                if reply[0] != "progress":
+                    break
+                progress.report(*reply[1])
         except (EOFError, OSError) as exc:
             self.stats.crashed += 1
             raise ReaderCrashed(

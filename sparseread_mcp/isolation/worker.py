@@ -16,9 +16,11 @@ import resource
 import signal
 import struct
 from collections.abc import Callable
+from functools import partial
 from multiprocessing.connection import Connection
 from typing import Any
 
+from .. import progress
 from ..ceiling import data_segment_bytes
 from ..errors import SparsereadError
 from ..readers.table_files import OWNER_PID_VARIABLE
@@ -27,7 +29,8 @@ from ..readers.table_files import OWNER_PID_VARIABLE
 REQUEST = struct.Struct("=qq")
 ANSWER = struct.Struct("=q")
 
-#: Replies: ("ok", value), ("error", SparsereadError), ("memory", None), ("failed", "Type: first line").
+#: Replies: ("ok", value), ("error", SparsereadError), ("memory", None), ("failed", "Type: first line"),
+#: and, before one of those, any number of ("progress", (value, total, message)).
 Reply = tuple[str, Any]
 
 
@@ -45,13 +48,19 @@ def serve(conn: Connection, memory_mb: int, owner_pid: int) -> None:
         except Exception as exc:  # a task this interpreter cannot import (a plugin's reader): say so
             conn.send(("failed", f"the worker cannot load the reader ({type(exc).__name__}: {str(exc)[:160]})"))
             continue
-        reply = run_task(task, args)
+        with progress.reporting(partial(_send_progress, conn)):
+            reply = run_task(task, args)
         try:
             conn.send(reply)
         except (pickle.PicklingError, TypeError, AttributeError) as exc:
             conn.send(("failed", f"the answer could not cross to the server ({type(exc).__name__})"))
         except (BrokenPipeError, OSError):
             return
+
+
+def _send_progress(conn: Connection, value: float, total: float, message: str) -> None:
+    """A parse's progress (a PDF's pages), relayed by the server to the client that waits for it."""
+    conn.send(("progress", (value, total, message[:200])))
 
 
 def run_task(task: Callable[..., Any], args: tuple[Any, ...]) -> Reply:

@@ -48,7 +48,7 @@ def test_past_the_cache_budget_files_are_evicted_and_reads_still_work(tmp_path: 
         for call, n in enumerate((0, 1, 2, 0)):
             pack = engine.read(f"s{call}", ReadRequest(target=f"doc{n}.md#L5", budget_tokens=1000))
             assert pack.items[0].text == f"Paragraph 1 of doc {n} says CACHE-{n}-1 once."
-    assert roomy.parse_count == 3 and roomy._parsed.evictions == 0
+    assert roomy.parse_count == 3 and roomy.files.cache.evictions == 0
     assert small.parse_count == 4, "doc0 was evicted and parsed again"
-    assert small._parsed.evictions >= 2
-    assert 0 < small._parsed.bytes <= 1024 * 1024 * 3 // 4
+    assert small.files.cache.evictions >= 2
+    assert 0 < small.files.cache.bytes <= 1024 * 1024 * 3 // 4

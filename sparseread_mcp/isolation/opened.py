@@ -44,14 +44,15 @@ class OpenedFiles:
         self.revisions = revisions
         self.workers = workers
         self.index_cache = index_cache
-        self._parsed: LruCache[tuple[str, str, str], ParsedArtifact] = LruCache(
+        #: (path, fingerprint, revision) -> the parse, least recently used out first.
+        self.cache: LruCache[tuple[str, str, str], ParsedArtifact] = LruCache(
             32, max_bytes=cache_bytes, weigh=parsed_bytes
         )
 
     @property
     def parse_count(self) -> int:
         """How many parses were kept (cache misses): repeated reads of an unchanged file add none."""
-        return self._parsed.builds
+        return self.cache.builds
 
     def work(self, task: Callable[..., T], *args: object, label: str) -> T:
         """`task(*args)` in a worker, under the call's deadline (outside a call: the call time limit)."""
@@ -102,13 +103,13 @@ class OpenedFiles:
         """The parse of this version held here, under this revision (another revision's parse of the same
         bytes is reused with this artifact's commit)."""
         rev = rev or artifact.rev
-        found = self._parsed.get((artifact.path, artifact.fingerprint, rev))
+        found = self.cache.get((artifact.path, artifact.fingerprint, rev))
         if found is not None:
             return found
-        for (path, fingerprint, other), parsed in self._parsed.items():
+        for (path, fingerprint, other), parsed in self.cache.items():
             if path == artifact.path and fingerprint == artifact.fingerprint and other != rev:
                 again = replace(parsed, artifact=replace(parsed.artifact, commit=artifact.commit))
-                self._parsed.put((artifact.path, artifact.fingerprint, rev), again)
+                self.cache.put((artifact.path, artifact.fingerprint, rev), again)
                 return again
         return None
 
@@ -134,9 +135,9 @@ class OpenedFiles:
         parsed = replace(parsed, artifact=replace(parsed.artifact, commit=artifact.commit, location=artifact.location))
         if cache is not None and loaded.parsed is not None:
             cache.keep(reader, parsed, passage_chars=chars)
-        self._parsed.put((artifact.path, parsed.artifact.fingerprint, rev or parsed.artifact.rev), parsed)
-        self._parsed.builds += 1
+        self.cache.put((artifact.path, parsed.artifact.fingerprint, rev or parsed.artifact.rev), parsed)
+        self.cache.builds += 1
         return parsed
 
     def _parsed_versions(self, path: str) -> frozenset[str]:
-        return frozenset(fingerprint for (held, fingerprint, _), _parsed in self._parsed.items() if held == path)
+        return frozenset(fingerprint for (held, fingerprint, _), _parsed in self.cache.items() if held == path)

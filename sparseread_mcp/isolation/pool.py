@@ -41,6 +41,11 @@ T = TypeVar("T")
 #: How often a waiting call looks at its deadline and at the client's cancellation.
 _POLL_SECONDS = 0.05
 
+#: Replies after which a worker is not reused: memory a library allocated natively may not have been freed.
+_SPENT = frozenset({"memory", "failed"})
+#: Tasks before a worker is replaced anyway, so slow leaks in a parser stay bounded.
+MAX_TASKS_PER_WORKER = 1000
+
 _TENANT: ContextVar[str] = ContextVar("sparseread_tenant", default="")
 
 
@@ -178,7 +183,10 @@ class WorkerPool:
         except BaseException:
             self._discard(worker, key)
             raise
-        self._release(worker, key)
+        if reply[0] in _SPENT or worker.tasks >= MAX_TASKS_PER_WORKER:
+            self._discard(worker, key)  # what a failed parse left (native memory) dies with its process
+        else:
+            self._release(worker, key)
         result: T = self._unwrap(reply, label)
         return result
 

@@ -18,6 +18,7 @@ from .directory.collection_read import preview_directory, read_directory
 from .directory.fileindex import FileIndex, file_index_bytes
 from .directory.repoindex import RepoIndexStore
 from .errors import BinaryArtifact, BudgetTooSmall, SparsereadError, StaleArtifact
+from .evidence import Hit
 from .files.anchors import Target, parse_target
 from .files.artifacts import LruCache
 from .files.indexcache import IndexCache
@@ -34,7 +35,7 @@ from .isolation.opened import OpenedFiles
 from .locate import LocatorSet
 from .locate.base import concept_terms
 from .locate.bm25 import passage_index
-from .models import Card, EvidencePack, Intent, Preview
+from .models import Card, EvidencePack, Intent, OpResult, Preview
 from .preview import PREVIEW_SAMPLES, binary_card, build_preview
 from .protocol import actions
 from .protocol.card import build_card
@@ -193,7 +194,8 @@ class ReadEngine:
         try:
             parsed = self.open(target_path)
         except BinaryArtifact as exc:
-            return fit_preview(binary_card(location, str(exc), self.counter), budget, self.counter)
+            digest = self.files.work(tasks.digest, location, 16, label=location.relative)
+            return fit_preview(binary_card(location, digest, str(exc), self.counter), budget, self.counter)
         session.note_version(parsed.artifact.path, parsed.artifact.fingerprint)
         adopt_intent(session, intent)
         route = choose_route(
@@ -305,6 +307,13 @@ class ReadEngine:
             return self.files.work(tasks.digest, location, 0, label=path).fingerprint != session.seen[path]
         except SparsereadError:
             return True
+
+    def search_folder(self, inventory: Inventory, needles: list[str]) -> tuple[list[Hit], OpResult]:
+        """Every match of the needles under the inventory's folder, searched by a worker."""
+        base = self.roots.resolve(inventory.root_path or ".")
+        cap = self.settings.search_max_file_bytes
+        label = f"{inventory.root_path or '.'}/"
+        return self.files.work(tasks.search_folder, base, inventory, needles, cap, label=label)
 
     def diff(self, old: str, new: str, *, old_label: str, new_label: str, context: int, label: str) -> TextDiff:
         """A bounded line diff of two texts, computed in a worker (difflib is quadratic on hostile input)."""

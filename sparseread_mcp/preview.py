@@ -7,6 +7,7 @@ from itertools import islice
 
 from .files.artifacts import magic_kind
 from .files.roots import ResolvedPath
+from .files.safeopen import FileDigest
 from .gate.respond import shrink_preview
 from .gate.route import Route
 from .locate.terms import terms
@@ -206,10 +207,9 @@ def _signals(parsed: ParsedArtifact) -> dict[str, int | str | None]:
     }
 
 
-def binary_card(location: ResolvedPath, reason: str, counter: TokenCounter) -> Preview:
-    """What can be said of a binary file without reading it as text: its card (size, hash and magic bytes
-    from one descriptor opened beneath the root)."""
-    found = location.digest(head=16)
+def binary_card(location: ResolvedPath, found: FileDigest, reason: str, counter: TokenCounter) -> Preview:
+    """What can be said of a binary file without reading it as text: its card (size, hash and magic bytes,
+    `found` by a worker from one descriptor opened beneath the root)."""
     card = Preview(
         artifact=ArtifactInfo(
             path=location.relative, type="binary", fingerprint=found.fingerprint, size_bytes=found.size

@@ -7,21 +7,16 @@ scans every text file and returns matching lines with context, the total count, 
 
 from __future__ import annotations
 
-import hashlib
-from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..deadline import checkpoint
-from ..errors import IntentError, OutsideRoots, SparsereadError, UnsupportedArtifact
+from ..errors import IntentError, SparsereadError
 from ..evidence import Hit, item_for, passage_candidate
-from ..files.anchors import format_lines
 from ..files.artifacts import content_rev
-from ..files.roots import ResolvedPath
 from ..gate.delivery import serialized_chars
 from ..gate.ledger import Ledger
 from ..gate.respond import evidence_pack, fit_pack, fit_preview, pointers_note, shrink_pack
-from ..locate.patterns import literal_needle
 from ..models import (
     ArtifactInfo,
     ArtifactRef,
@@ -42,11 +37,10 @@ from ..protocol.intents import objective_of, query_for, says_what_to_locate
 from ..protocol.session import DeliveredItem, Episode, Session
 from ..tokens import stamp_tokens
 from ..vocabulary import PREVIEW_TOOL, READ_TOOL
-from . import collection as walk
 from .code_answer import CODE_SHARE, ranked_code
 from .collection import Inventory, inventory_lines
 from .filerank import is_source
-from .leftout import Unsearched, left_out_line, walk_cut_by_cap
+from .needlesearch import walk_note as _walk_note
 
 if TYPE_CHECKING:
     from .context import DirectoryContext
@@ -54,8 +48,6 @@ if TYPE_CHECKING:
 
 TOP_FILES = 6
 PASSAGES_PER_FILE = 3
-SEARCH_CONTEXT_LINES = 1
-SEARCH_SKIP_TYPES = frozenset({"binary", "unreadable", "pdf", "xlsx", "parquet"})
 _READ_HINT = f"read a file's passage: {READ_TOOL}(pointer)"
 
 
@@ -112,25 +104,13 @@ def read_directory(
                 f"intent.needles (search every file), or {PREVIEW_TOOL} it for the inventory"
             )
         if intent.needles and not intent.goal and not intent.slots:
-            hits, result = _search(engine, inventory, intent)
+            hits, result = engine.search_folder(inventory, list(intent.needles))
         elif action != "collect" and not intent.slots and _is_code(engine.file_index(inventory)):
             hits, result = ranked_code(engine, inventory, intent)
         else:
             hits = _ranked(engine, inventory, intent, collect=action == "collect")
         episode.pending = list(hits)
     return _deliver(engine, episode, inventory, intent, budget, result)
-
-
-def _walk_note(inventory: Inventory, unsearched: Unsearched | None = None) -> str | None:
-    """What the walk (and, given `unsearched`, the answer) left out, in one line; None when nothing."""
-    return left_out_line(
-        inventory.cuts,
-        inventory.collapsed,
-        max_files=inventory.max_files,
-        max_depth=walk.MAX_DEPTH,
-        unsearched=unsearched,
-        folder=inventory.root_path,
-    )
 
 
 def _episode(session: Session, inventory: Inventory, objective: str) -> Episode:
@@ -203,91 +183,6 @@ def _ranked(engine: DirectoryContext, inventory: Inventory, intent: Intent, *, c
         else:
             unique[item.pointer] = Hit(item=item, start=hit.start, end=hit.end, path=hit.path)
     return list(unique.values())
-
-
-def _search(engine: DirectoryContext, inventory: Inventory, intent: Intent) -> tuple[list[Hit], OpResult]:
-    """Every match of the needles in every text file, as lines with context; never whole files."""
-    query = query_for(Intent(needles=intent.needles))
-    patterns = list(query.patterns) + [literal_needle(n) for n in query.needles]
-    base = engine.roots.resolve(inventory.root_path or ".")
-    cap = engine.settings.search_max_file_bytes
-    hits: list[Hit] = []
-    per_file: list[tuple[str, int]] = []
-    too_large: list[str] = []
-    not_searched: Counter[str] = Counter()
-    total = scanned = 0
-    for entry in inventory.files:
-        checkpoint()
-        if entry.type in SEARCH_SKIP_TYPES:
-            not_searched[entry.type] += 1
-            continue
-        if entry.size > cap:
-            too_large.append(entry.path)
-            continue
-        data = _read_verified(base, entry.path, cap)
-        if data is None:
-            not_searched["unreadable"] += 1
-            continue  # gone, unreadable, grown past the cap, or a symlink out of the root: never shown
-        scanned += 1
-        text = data.decode("utf-8", "replace")
-        lines = text.split("\n")
-        matched = [n for n, line in enumerate(lines, start=1) if any(p.search(line) for p in patterns)]
-        if not matched:
-            continue
-        total += len(matched)
-        rel = f"{inventory.root_path}/{entry.path}" if inventory.root_path else entry.path
-        per_file.append((rel, len(matched)))
-        rev = content_rev(hashlib.sha256(data).hexdigest())
-        for first, last in _windows(matched, len(lines)):
-            snippet = "\n".join(lines[first - 1 : last])
-            anchor = format_lines(first, last)
-            item = EvidenceItem(
-                pointer=f"{rel}@{rev}#{anchor}",
-                anchor=anchor,
-                lines=(first, last),
-                page=None,
-                text=snippet,
-                score=1.0,
-                slots=[],
-            )
-            hits.append(Hit(item=item, start=first, end=last, path=rel))
-    per_file.sort(key=lambda pair: -pair[1])
-    left_out = _walk_note(inventory, Unsearched(types=not_searched, too_large=tuple(too_large), size_cap=cap))
-    if left_out and walk_cut_by_cap(inventory.cuts):
-        left_out = f"the count stopped at a cap: at least {total:,} matching lines; {left_out}"
-    result = OpResult(
-        value=total,
-        scanned=f"{scanned} text files under {inventory.root_path or '.'}",
-        columns=["path", "matching lines"],
-        rows=[[p, c] for p, c in per_file[:50]],
-        row_count=len(per_file),
-        rows_scanned=scanned,
-        query=" | ".join(intent.needles or []),
-        capped=len(per_file) > 50,
-        provenance=["line-by-line scan, case-insensitive"],
-        left_out=left_out,
-    )
-    return hits, result
-
-
-def _read_verified(base: ResolvedPath, relative: str, cap: int) -> bytes | None:
-    """A listed file's bytes, read once beneath the root (a symlink swapped in is refused); None when it
-    cannot be read, is not there any more, or is over `cap`."""
-    try:
-        return base.child(relative).read(max_bytes=cap).data
-    except (OSError, OutsideRoots, UnsupportedArtifact):
-        return None
-
-
-def _windows(matched: list[int], line_count: int) -> list[tuple[int, int]]:
-    windows: list[tuple[int, int]] = []
-    for n in matched:
-        first, last = max(1, n - SEARCH_CONTEXT_LINES), min(line_count, n + SEARCH_CONTEXT_LINES)
-        if windows and first <= windows[-1][1] + 1:
-            windows[-1] = (windows[-1][0], last)
-        else:
-            windows.append((first, last))
-    return windows
 
 
 def _deliver(

@@ -7,8 +7,10 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from ..config import Settings
+    from ..evidence import Hit
     from ..files.roots import Roots
     from ..locate.base import Locator
+    from ..models import OpResult
     from ..readers.base import ParsedArtifact
     from ..tokens import TokenCounter
     from .collection import Inventory
@@ -38,4 +40,8 @@ class DirectoryContext(Protocol):
 
     def file_index(self, inventory: Inventory) -> FileIndex:
         """The folder's file index (cached by its fingerprint)."""
+        ...
+
+    def search_folder(self, inventory: Inventory, needles: list[str]) -> tuple[list[Hit], OpResult]:
+        """Every match of the needles in the folder's text files (run in a worker: see needlesearch)."""
         ...

@@ -11,12 +11,15 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from ..directory import needlesearch
 from ..directory.collection import Inventory, build_inventory
+from ..evidence import Hit
 from ..files import safeopen
 from ..files.artifacts import Artifact, load_artifact
 from ..files.large import StreamedRange, stream_range
 from ..files.roots import ResolvedPath
 from ..files.textdiff import TextDiff, line_diff
+from ..models import OpResult
 from ..readers.base import ParsedArtifact, Reader
 from ..readers.registry import ReaderRegistry
 from ..readers.table_query import TableHandle, TableQueries
@@ -73,6 +76,10 @@ def read_lines(location: ResolvedPath, first: int, last: int) -> StreamedRange:
 
 def diff(old: str, new: str, old_label: str, new_label: str, context: int) -> TextDiff:
     return line_diff(old, new, old_label=old_label, new_label=new_label, context=context)
+
+
+def search_folder(base: ResolvedPath, inventory: Inventory, needles: list[str], cap: int) -> tuple[list[Hit], OpResult]:
+    return needlesearch.search_folder(base, inventory, needles, cap)
 
 
 def inventory(

@@ -29,6 +29,9 @@ _PAGE = re.compile(r"^p(\d+)(?::(L\d+.*))?$")
 _ROW = re.compile(r"^row=(\d+)$")
 _SHEET_ROW = re.compile(r"^(.+)!R(\d+)$")
 _REV = re.compile(r"^(?:sha256:[0-9a-f]{12}|[0-9a-f]{7,40})$")
+#: Digits in one anchor number: far past any real line, page or row, and short of `int`'s own limit on
+#: the digits it converts (past which it raises a ValueError, not an answer).
+MAX_DIGITS = 18
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,14 +83,14 @@ def parse_anchor(text: str) -> Anchor:
     if not text:
         raise AnchorError("empty anchor after '#': use L12-L18, L5:C1-C80, p3, row=7, $.key or a heading")
     if m := _LINES.match(text):
-        first = int(m.group(1))
-        last = int(m.group(2)) if m.group(2) else first
+        first = _number(text, m.group(1))
+        last = _number(text, m.group(2)) if m.group(2) else first
         _check_order(text, first, last)
         return Anchor(kind="lines", first_line=first, last_line=last)
     if m := _COLUMNS.match(text):
         return _parse_columns(text, m)
     if m := _PAGE.match(text):
-        page = int(m.group(1))
+        page = _number(text, m.group(1))
         _check_order(text, 1, page)
         if m.group(2) is None:
             return Anchor(kind="page", page=page)
@@ -103,9 +106,9 @@ def parse_anchor(text: str) -> Anchor:
             last_col=inner.last_col,
         )
     if m := _ROW.match(text):
-        return Anchor(kind="row", row=int(m.group(1)))
+        return Anchor(kind="row", row=_number(text, m.group(1)))
     if m := _SHEET_ROW.match(text):
-        return Anchor(kind="row", row=int(m.group(2)), name=m.group(1))
+        return Anchor(kind="row", row=_number(text, m.group(2)), name=m.group(1))
     if text.startswith("$"):
         return Anchor(kind="keypath", name=text)
     if re.fullmatch(r"L\d.*", text):
@@ -141,19 +144,29 @@ def format_pointer(path: str, rev: str, anchor: Anchor) -> str:
 
 
 def _parse_columns(text: str, m: re.Match[str]) -> Anchor:
-    first_line, first_col = int(m.group(1)), int(m.group(2))
+    first_line, first_col = _number(text, m.group(1)), _number(text, m.group(2))
     _check_order(text, 1, first_line)
     _check_order(text, 1, first_col)
     if m.group(3) is not None:  # L5:C100-L7:C20
-        last_line, last_col = int(m.group(3)), int(m.group(4))
+        last_line, last_col = _number(text, m.group(3)), _number(text, m.group(4))
         _check_order(text, first_line, last_line)
         _check_order(text, 1, last_col)
         if last_line == first_line:
             _check_order(text, first_col, last_col)
     else:
-        last_line, last_col = first_line, int(m.group(5))
+        last_line, last_col = first_line, _number(text, m.group(5))
         _check_order(text, first_col, last_col)
     return Anchor(kind="columns", first_line=first_line, last_line=last_line, first_col=first_col, last_col=last_col)
+
+
+def _number(text: str, digits: str) -> int:
+    """One number of `text`, refused when it has more digits than any file has lines, pages or rows."""
+    if len(digits) > MAX_DIGITS:
+        raise AnchorError(
+            f"anchor {text[:60]!r} has a number of {len(digits)} digits, past any line, page or row: "
+            "use a number the file's outline or preview shows"
+        )
+    return int(digits)
 
 
 def _check_order(text: str, first: int, last: int) -> None:

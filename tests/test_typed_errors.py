@@ -1,0 +1,407 @@
+"""Bad input gets a typed error, never an internal error: any bytes in a file name, any number in an
+anchor, any value in a session store, any malformed file. Every answer is a success, or a bounded
+`is_error` message of ours (the server words an untyped failure "internal error (id ...)"); and a file
+its reader refuses can still be read as lines, which the refusal says."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from mcp import Client
+from mcp.types import CallToolResult
+
+from sparseread_mcp import Settings
+from sparseread_mcp.serve.server import MAX_ERROR_CHARS, create_server
+
+EXAMPLES = int(os.environ.get("SPARSEREAD_FUZZ_EXAMPLES", "40"))
+_UNTYPED = re.compile(r"internal error|Traceback", re.IGNORECASE)
+#: The SDK's prefix before our (clamped) message.
+_PREFIX_CHARS = 60
+
+
+def assert_typed(result: CallToolResult, what: object) -> str:
+    """The answer's text, once it is a success or one of our bounded, typed errors."""
+    text = "".join(getattr(block, "text", "") for block in result.content)
+    if result.is_error:
+        assert not _UNTYPED.search(text), (what, text)
+        assert len(text) <= MAX_ERROR_CHARS + _PREFIX_CHARS, (what, len(text))
+    return text
+
+
+async def call_all(client: Client, calls: list[tuple[str, dict[str, Any]]]) -> list[tuple[CallToolResult, str]]:
+    answers = []
+    with anyio.fail_after(120):  # a hang guard only
+        for tool, arguments in calls:
+            result = await client.call_tool(tool, arguments)
+            answers.append((result, assert_typed(result, (tool, arguments))))
+    return answers
+
+
+def file_calls(name: str) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        ("sro_preview", {"path": name}),
+        ("sro_read", {"target": name}),
+        ("sro_read", {"target": name + "#L1"}),
+        ("sro_read", {"target": name, "intent": {"goal": "marker"}}),
+        ("sro_card", {"path": name}),
+    ]
+
+
+# -- file names ------------------------------------------------------------------------------------
+
+HOSTILE_NAMES = [
+    b"bad\xff\xfename.md",  # not UTF-8: the server sees it as lone surrogates (surrogateescape)
+    b"ctl\x01\x1b[31m.md",
+    b"new\nline.md",
+    b"tab\t.md",
+    b"a.md#L1",  # looks like an anchor
+    b"x@abcdef1",  # looks like a pointer
+    b"x@abcdef1.md",
+    b"L" * 250 + b".md",  # near the file system's limit
+    b"-dash.md",
+    b'quote".md',
+    b"back\\slash.md",
+    b"\xe2\x80\xaereversed.md",  # a right-to-left override
+]
+
+
+@pytest.mark.anyio
+async def test_hostile_file_names_and_their_folder_are_answered_or_refused_with_a_typed_error(tmp_path: Path) -> None:
+    """A folder holding an undecodable name once answered `sro_preview(".")` with an internal error (its
+    inventory fingerprint encoded the name as strict UTF-8)."""
+    folder = os.fsencode(tmp_path)
+    for name in HOSTILE_NAMES:
+        with open(os.path.join(folder, name), "wb") as handle:
+            handle.write(b"# Head\n\nThe marker line.\n")
+    os.makedirs(os.path.join(folder, b"dir\xff"))
+    with open(os.path.join(folder, b"dir\xff", b"in\xfe.txt"), "wb") as handle:
+        handle.write(b"marker inside\n")
+    calls = [c for name in HOSTILE_NAMES for c in file_calls(os.fsdecode(name))]
+    calls += file_calls("dir\udcff") + file_calls(".") + [("sro_read", {"target": ".", "intent": {"goal": "marker"}})]
+    async with Client(create_server(Settings(roots=(tmp_path,)))) as client:
+        answers = await call_all(client, calls)
+    listing = [text for (result, text), (tool, args) in zip(answers, calls, strict=True) if args.get("path") == "."]
+    assert listing and "bad" in listing[0]  # the folder with the undecodable names is listed, not refused
+
+
+NAMES_NO_FILE_HOLDS = [
+    "\ud800.md",  # a lone surrogate outside the surrogateescape range: no bytes spell it
+    "a\udfffb",
+    "\x00",
+    "a/\x00/b",
+    "",
+    " ",
+    "x" * 5000,
+    "a/" * 3000,
+    "../" * 50 + "etc/passwd",
+    "~nobody-here/x",
+    "@abcdef1",
+    "#L1",
+]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("name", NAMES_NO_FILE_HOLDS, ids=lambda n: repr(n[:12]))
+async def test_a_name_no_file_can_hold_is_a_typed_error(tmp_path: Path, name: str) -> None:
+    """A lone surrogate once reached `os.path.realpath`, whose UnicodeEncodeError was an internal error."""
+    async with Client(create_server(Settings(roots=(tmp_path,)))) as client:
+        await call_all(client, file_calls(name))
+
+
+name_bytes = st.binary(min_size=1, max_size=200).filter(
+    lambda b: b"/" not in b and b"\0" not in b and b not in (b".", b"..")
+)
+_COUNTER = itertools.count()
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(names=st.lists(name_bytes, min_size=1, max_size=4, unique=True))
+def test_fuzzed_file_names_never_cause_an_untyped_error(tmp_path: Path, names: list[bytes]) -> None:
+    folder = tmp_path / f"case{next(_COUNTER)}"
+    folder.mkdir()
+    for name in names:
+        with open(os.path.join(os.fsencode(folder), name), "wb") as handle:
+            handle.write(b"marker text\n" + name + b"\n")
+    calls = [c for name in names for c in file_calls(os.fsdecode(name))[:3]] + file_calls(".")[:2]
+
+    async def run() -> None:
+        async with Client(create_server(Settings(roots=(folder,)))) as client:
+            await call_all(client, calls)
+
+    anyio.run(run)
+
+
+# -- anchors ---------------------------------------------------------------------------------------
+
+BIG = "9" * 5000  # past `int`'s 4,300-digit limit: a ValueError, never an answer, if it reaches int()
+ANCHORS = [
+    "L0",
+    "L-1",
+    "L99999999999999999999",
+    "L" + BIG,
+    "L3-L1",
+    "L1-L" + BIG,
+    "L1:C0-C5",
+    "L1:C5-C3",
+    "L1:C1-C99999999999",
+    "L1:C" + BIG + "-C" + BIG,
+    "L1:C1-L" + BIG + ":C1",
+    "L1:C1-L0:C1",
+    "p0",
+    "p99",
+    "p" + BIG,
+    "p1:L9999",
+    "p1:L" + BIG,
+    "row=0",
+    "row=" + "1" + "0" * 30,
+    "row=" + BIG,
+    "Sheet1!R" + BIG,
+    "Sheet1!R0",
+    "$",
+    "$.",
+    "$..a",
+    "$[",
+    "$.a[99999999999999999999]",
+    "$.a[" + BIG + "]",
+    "$" + "." * 1000,
+    "$.a" * 2000,
+    "L١",  # an Arabic-Indic digit matches \d
+    "L1-L2-L3",
+    "#",
+    "x" * 5000,
+]
+ANCHORED_FILES = {
+    "a.md": "# A\n\nalpha\nbeta\n\n## B\n\ngamma\n",
+    "t.csv": "a,b\n1,2\n3,4\n",
+    "c.json": '{"a": {"b": [1, 2, {"c": 3}]}}',
+    "y.yaml": "a:\n  b: [1, 2]\n",
+    "x.py": "def f():\n    return 1\n",
+}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anchor", ANCHORS, ids=lambda a: a[:24])
+async def test_any_number_in_an_anchor_is_answered_or_a_typed_error(tmp_path: Path, anchor: str) -> None:
+    """A line, page, row or column number of more than 4,300 digits once reached `int()`: an internal error."""
+    for name, text in ANCHORED_FILES.items():
+        (tmp_path / name).write_text(text)
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("sro_read", {"target": f"{name}#{anchor}", **view})
+        for name in ANCHORED_FILES
+        for view in ({}, {"view": "lines"})
+    ]
+    calls += [("sro_read", {"target": f"a.md@sha256:000000000000#{anchor}", "action": "verify"})]
+    async with Client(create_server(Settings(roots=(tmp_path,)))) as client:
+        answers = await call_all(client, calls)
+    if BIG in anchor and not anchor.startswith("$"):  # numbers, not key-path subscripts
+        assert all(result.is_error and "digits" in text for result, text in answers[:-1]), answers[0][1]
+
+
+# -- the session store -----------------------------------------------------------------------------
+
+HUGE = 10**30
+Edit = Callable[[sqlite3.Connection], object]
+
+
+def _sql(statement: str) -> Edit:
+    return lambda db: db.execute(statement)
+
+
+def _state(change: Callable[[dict[str, Any]], object]) -> Edit:
+    def edit(db: sqlite3.Connection) -> None:
+        for key, text in db.execute("SELECT key, state FROM sessions").fetchall():
+            state = json.loads(text)
+            change(state)
+            db.execute("UPDATE sessions SET state = ? WHERE key = ?", (json.dumps(state), key))
+
+    return edit
+
+
+def _field(name: str, change: Callable[[dict[str, Any]], object]) -> Edit:
+    def edit(state: dict[str, Any]) -> None:
+        value = json.loads(state[name])
+        change(value)
+        state[name] = json.dumps(value)
+
+    return _state(edit)
+
+
+def _episode(change: Callable[[dict[str, Any]], object]) -> Edit:
+    def edit(db: sqlite3.Connection) -> None:
+        for episode, text in db.execute("SELECT id, state FROM episodes").fetchall():
+            state = json.loads(text)
+            change(state)
+            db.execute("UPDATE episodes SET state = ? WHERE id = ?", (json.dumps(state), episode))
+
+    return edit
+
+
+def _first_call(index: int, value: object) -> Callable[[dict[str, Any]], object]:
+    return lambda calls: calls["calls"][0].__setitem__(index, value)
+
+
+STORE_EDITS: dict[str, Edit] = {
+    "state not JSON": _sql("UPDATE sessions SET state = '{not json'"),
+    "state a number": _sql("UPDATE sessions SET state = 42"),
+    "state bytes": _sql("UPDATE sessions SET state = x'ff00'"),
+    "used is text": _sql("UPDATE sessions SET used = 'yesterday'"),
+    "format 2": _state(lambda s: s.update(fmt="2")),
+    "meta not JSON": _state(lambda s: s.update(meta="{")),
+    "meta a list": _state(lambda s: s.update(meta="[]")),
+    "meta an object, not text": _state(lambda s: s.update(meta={"a": 1})),
+    "meta nested past the stack": _state(lambda s: s.update(meta="[" * 100_000)),
+    "intent of wrong types": _field("meta", lambda m: m.update(intent={"goal": 5, "want": "everything"})),
+    "seen a list": _field("meta", lambda m: m.update(seen=[1])),
+    "whole a string": _field("meta", lambda m: m.update(whole="x")),
+    "order missing": _field("meta", lambda m: m.pop("order")),
+    "order of numbers": _field("meta", lambda m: m.update(order=[1, 2])),
+    "calls not JSON": _state(lambda s: s.update(calls="]")),
+    "a call row cut": _field("calls", lambda c: c.update(calls=[[1]])),
+    "a call's tokens a word": _field("calls", _first_call(6, "many")),
+    "a call's tokens huge": _field("calls", _first_call(6, HUGE)),
+    "dropped a word": _field("calls", lambda c: c.update(dropped="x")),
+    "episode not JSON": _sql("UPDATE episodes SET state = 'nope'"),
+    "episode a list": _sql("UPDATE episodes SET state = '[]'"),
+    "episode emptied": _episode(lambda e: e.clear()),
+    "ledger a string": _episode(lambda e: e.update(ledger="x")),
+    "ledger huge": _episode(lambda e: e.update(ledger=[HUGE, HUGE, HUGE])),
+    "ledger negative": _episode(lambda e: e.update(ledger=[-1, -5, -7])),
+    "ledger of strings": _episode(lambda e: e.update(ledger=["1", "2", "3"])),
+    "ledger of another text": _episode(
+        lambda e: e.update(ledger=[50, 0, 0], delivered=[], full_view_next=None, full_view_done=False, closed=False)
+    ),
+    "full view tokens a word": _episode(lambda e: e.update(full_view_tokens="x")),
+    "full view paged past the end": _episode(lambda e: e.update(full_view_next=HUGE)),
+    "a delivered row cut": _episode(lambda e: e.update(delivered=[[1, 2]])),
+    "delivered pages forgotten": _episode(lambda e: e.update(delivered=[["###@@@", 1, 2, [], "", False]])),
+    "ranking of words": _episode(lambda e: e.update(ranking=[["a", "b"]])),
+    "a slot without an id": _episode(lambda e: e.update(slots=[{"id": ""}])),
+    "coverage of another shape": _episode(lambda e: e.update(coverage={"goal": {"status": "weird"}})),
+    "path null": _episode(lambda e: e.update(path=None)),
+    "closed a word": _episode(lambda e: e.update(closed="no")),
+}
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, bytes]:
+    """A store file the server wrote (a focus, a paged full view, a preview), and the file it reads."""
+    base = tmp_path_factory.mktemp("store")
+    (base / "docs").mkdir()
+    (base / "docs" / "a.md").write_text(
+        "# A\n\n" + "".join(f"## S{i}\n\nalpha beta {i} gamma.\n\n" for i in range(300))
+    )
+    store = base / "sessions.db"
+
+    async def write() -> None:
+        async with Client(create_server(Settings(roots=(base / "docs",), store=store))) as client:
+            await call_all(
+                client,
+                [
+                    ("sro_read", {"target": "a.md", "intent": {"goal": "alpha beta"}}),
+                    ("sro_read", {"target": "a.md", "view": "full", "budget_tokens": 1000}),
+                    ("sro_preview", {"path": "a.md"}),
+                ],
+            )
+
+    anyio.run(write)
+    image = base / "image.db"  # one consistent file, with what the write-ahead log held
+    with sqlite3.connect(store) as source, sqlite3.connect(image) as copy:
+        source.backup(copy)
+    return base / "docs", image.read_bytes()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("edit", list(STORE_EDITS), ids=str)
+async def test_a_hand_edited_store_row_starts_a_fresh_session_never_an_internal_error(
+    tmp_path: Path, stored: tuple[Path, bytes], edit: str
+) -> None:
+    """Each edit once reached the gate as it was stored: an internal error on every call of the session
+    (a KeyError, a TypeError, or the ledger's own assertion that the full view was charged twice)."""
+    docs, image = stored
+    store = tmp_path / "sessions.db"
+    store.write_bytes(image)
+    with sqlite3.connect(store) as db:
+        assert db.execute("SELECT count(*) FROM episodes").fetchone()[0] > 0
+        STORE_EDITS[edit](db)
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("sro_card", {}),
+        ("sro_card", {"trace": True}),
+        ("sro_read", {"target": "a.md", "action": "refine"}),
+        ("sro_read", {"target": "a.md", "intent": {"goal": "alpha"}}),
+        ("sro_read", {"target": "a.md", "view": "full", "budget_tokens": 1000}),
+        ("sro_preview", {"path": "a.md"}),
+        ("sro_card", {"path": "a.md"}),
+    ]
+    async with Client(create_server(Settings(roots=(docs,), store=store))) as client:
+        answers = await call_all(client, calls)
+    assert not answers[4][0].is_error  # the full view is read, from a fresh episode if need be
+
+
+# -- malformed files -------------------------------------------------------------------------------
+
+MALFORMED = {
+    "bad.json": b'{"a": 1,\n "b": [1, 2\n "c": }\nMARK-JSON\n',
+    "bad.yaml": b"a: [1, 2\nb: {c: d\n  - x: :\nMARK-YAML\n",
+    "bad.toml": b"[a\nb = = 1\n[[c]\nMARK-TOML\n",
+    "bad.jsonl": b'{"a": 1}\n{bad\nMARK-JSONL\n',
+}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("name", list(MALFORMED))
+async def test_a_file_its_reader_refuses_is_still_read_as_lines_and_the_refusal_says_so(
+    tmp_path: Path, name: str
+) -> None:
+    """The refusals said "read it as text with a line anchor", yet a line anchor or view='lines' got the
+    same refusal: the reader was asked again, whatever the read asked for."""
+    (tmp_path / name).write_bytes(MALFORMED[name])
+    marker = MALFORMED[name].decode().strip().splitlines()[-1]
+    async with Client(create_server(Settings(roots=(tmp_path,)))) as client:  # apart: nothing is resent in one
+        [(lines, view_text)] = await call_all(client, [("sro_read", {"target": name, "view": "lines"})])
+    assert not lines.is_error and marker in view_text, view_text
+    async with Client(create_server(Settings(roots=(tmp_path,)))) as client:
+        answers = await call_all(
+            client,
+            [
+                ("sro_preview", {"path": name}),
+                ("sro_read", {"target": name}),
+                ("sro_read", {"target": f"{name}#L1-L3"}),
+            ],
+        )
+        (preview, refusal), (read, _), (anchored, lines_text) = answers
+        assert preview.is_error and read.is_error
+        last = MALFORMED[name].count(b"\n") + 1  # the file's lines, no more
+        assert f"{name}#L1-L{last}" in refusal and "view='lines'" in refusal, refusal
+        assert not anchored.is_error and marker in lines_text, lines_text
+        pointer = anchored.structured_content["items"][0]["pointer"]  # type: ignore[index]
+        verified = await client.call_tool("sro_read", {"target": pointer, "action": "verify"})
+    assert '"ok"' in assert_typed(verified, pointer)  # a pointer into the lines still verifies
+
+
+@pytest.mark.anyio
+async def test_a_malformed_table_names_the_file_not_the_servers_private_copy(tmp_path: Path) -> None:
+    (tmp_path / "bad.jsonl").write_bytes(MALFORMED["bad.jsonl"])
+    async with Client(create_server(Settings(roots=(tmp_path,)))) as client:
+        [(result, text)] = await call_all(client, [("sro_read", {"target": "bad.jsonl"})])
+    assert result.is_error and "sparseread-table-" not in text and "bad.jsonl" in text, text
+
+
+@pytest.mark.anyio
+async def test_binary_content_a_reader_refuses_is_not_offered_as_lines(tmp_path: Path) -> None:
+    (tmp_path / "bad.xlsx").write_bytes(b"PK\x03\x04" + b"\x00\x01\x02" * 400)
+    async with Client(create_server(Settings(roots=(tmp_path,)))) as client:
+        answers = await call_all(
+            client, [("sro_read", {"target": "bad.xlsx"}), ("sro_read", {"target": "bad.xlsx#L1"})]
+        )
+    assert all(result.is_error and "view='lines'" not in text for result, text in answers), answers

@@ -221,7 +221,7 @@ class ReadEngine:
             return preview
 
     def _preview(self, session: Session, path: str, intent: Intent | None, budget: int) -> Preview:
-        target_path = parse_target(path).path
+        target_path = parse_target(path, exists=self._exists).path
         location = self.roots.resolve(target_path)
         found = location.stat()  # what is there now, opened beneath the root (see safeopen)
         if S_ISDIR(found.st_mode):
@@ -286,7 +286,7 @@ class ReadEngine:
             return self._directory_page(session, request.cursor, budget) or next_page(
                 self, session, request.cursor, budget
             )
-        target = parse_target(request.target)
+        target = parse_target(request.target, exists=self._exists)
         if target.rev is not None and request.action == "verify":
             return verify_pointed(self, session, target, budget)
         location = self.roots.resolve(target.path)
@@ -336,6 +336,14 @@ class ReadEngine:
             session.record_call(card_call(card, time.monotonic() - started))
             self.sessions.commit(session)
             return card
+
+    def _exists(self, path: str) -> bool:
+        """Whether `path` names something inside the roots (which way to read a name holding `#` or `@`)."""
+        try:
+            self.roots.resolve(path)
+        except SparsereadError:
+            return False
+        return True
 
     def _changed(self, session: Session, path: str) -> bool:
         try:

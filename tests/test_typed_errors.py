@@ -142,6 +142,32 @@ def test_fuzzed_file_names_never_cause_an_untyped_error(tmp_path: Path, names: l
     anyio.run(run)
 
 
+@pytest.mark.anyio
+async def test_a_name_holding_hash_or_at_is_read_and_never_shadows_another_files_anchor(tmp_path: Path) -> None:
+    """`x@abcdef1` was read as file `x` at commit abcdef1 (no such file), and `a.md#L1#L2` as `a.md` with a
+    malformed anchor: a file whose name holds `#` or `@` could not be read, nor its pointers verified."""
+    (tmp_path / "a.md").write_text("# A\n\nMARK-PLAIN line\n")
+    (tmp_path / "a.md#L1").write_text("MARK-HASH first\nsecond\nthird\n")
+    (tmp_path / "x@abcdef1").write_text("MARK-AT only\n")
+    async with Client(create_server(Settings(roots=(tmp_path,)))) as client:
+        answers = await call_all(
+            client,
+            [
+                ("sro_read", {"target": "a.md#L1-L3"}),  # a.md exists: its anchor, never the other file
+                ("sro_read", {"target": "a.md#L1#L1-L2"}),
+                ("sro_read", {"target": "x@abcdef1"}),
+                ("sro_preview", {"path": "x@abcdef1"}),
+            ],
+        )
+        texts = [text for _, text in answers]
+        assert "MARK-PLAIN" in texts[0] and "MARK-HASH" not in texts[0]
+        assert "MARK-HASH" in texts[1] and "MARK-AT" in texts[2] and not answers[3][0].is_error
+        pointer = answers[1][0].structured_content["items"][0]["pointer"]  # type: ignore[index]
+        assert pointer.startswith("a.md#L1@sha256:"), pointer
+        verified = await client.call_tool("sro_read", {"target": pointer, "action": "verify"})
+    assert '"ok"' in assert_typed(verified, pointer) and "MARK-HASH" in assert_typed(verified, pointer)
+
+
 # -- anchors ---------------------------------------------------------------------------------------
 
 BIG = "9" * 5000  # past `int`'s 4,300-digit limit: a ValueError, never an answer, if it reaches int()

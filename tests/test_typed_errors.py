@@ -381,6 +381,7 @@ MALFORMED = {
     "bad.yaml": b"a: [1, 2\nb: {c: d\n  - x: :\nMARK-YAML\n",
     "bad.toml": b"[a\nb = = 1\n[[c]\nMARK-TOML\n",
     "bad.jsonl": b'{"a": 1}\n{bad\nMARK-JSONL\n',
+    "bad.html": b"<p>para</p>\n<![<![CDATA[\nMARK-HTML\n",  # the stdlib parser raised AssertionError
 }
 
 
@@ -390,7 +391,8 @@ async def test_a_file_its_reader_refuses_is_still_read_as_lines_and_the_refusal_
     tmp_path: Path, name: str
 ) -> None:
     """The refusals said "read it as text with a line anchor", yet a line anchor or view='lines' got the
-    same refusal: the reader was asked again, whatever the read asked for."""
+    same refusal: the reader was asked again, whatever the read asked for. (An HTML page the stdlib
+    parser chokes on was an internal error: its AssertionError was not translated.)"""
     (tmp_path / name).write_bytes(MALFORMED[name])
     marker = MALFORMED[name].decode().strip().splitlines()[-1]
     async with Client(create_server(Settings(roots=(tmp_path,)))) as client:  # apart: nothing is resent in one

@@ -381,6 +381,7 @@ MALFORMED = {
     "bad.yaml": b"a: [1, 2\nb: {c: d\n  - x: :\nMARK-YAML\n",
     "bad.toml": b"[a\nb = = 1\n[[c]\nMARK-TOML\n",
     "bad.jsonl": b'{"a": 1}\n{bad\nMARK-JSONL\n',
+    "big.toml": b"a = " + b"9" * 5000 + b"\nMARK-TOML-INT\n",  # tomllib's int() raised ValueError past 4,300 digits
     "bad.html": b"<p>para</p>\n<![<![CDATA[\nMARK-HTML\n",  # the stdlib parser raised AssertionError
 }
 

@@ -234,6 +234,38 @@ async def test_any_number_in_an_anchor_is_answered_or_a_typed_error(tmp_path: Pa
         assert all(result.is_error and "digits" in text for result, text in answers[:-1]), answers[0][1]
 
 
+number = st.one_of(st.integers(-3, 3), st.integers(0, 10**6), st.integers(10**18, 10**40)).map(str) | st.just(BIG)
+anchor_text = st.one_of(
+    st.tuples(number, st.sampled_from(["", "-L", "-", ":C"]), number).map(lambda t: f"L{''.join(t)}"),
+    st.tuples(number, number, number).map(lambda t: f"L{t[0]}:C{t[1]}-L{t[2]}:C{t[0]}"),
+    st.tuples(number, number).map(lambda t: f"p{t[0]}:L{t[1]}"),
+    number.map(lambda n: f"p{n}"),
+    number.map(lambda n: f"row=1{n}"),
+    st.tuples(st.text(max_size=8), number).map(lambda t: f"{t[0]}!R{t[1]}"),
+    st.lists(st.one_of(st.text(max_size=6), number.map(lambda n: f"[{n}]")), max_size=6).map(
+        lambda parts: "$." + ".".join(parts)
+    ),
+    st.text(max_size=30),
+)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(anchors=st.lists(anchor_text, min_size=1, max_size=5))
+def test_fuzzed_anchors_are_answered_or_a_typed_error_in_every_reader(tmp_path: Path, anchors: list[str]) -> None:
+    for name, text in ANCHORED_FILES.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "l.log").write_text("2024-01-01T00:00:00Z INFO up\n2024-01-01T00:00:01Z ERROR down\n")
+    (tmp_path / "h.html").write_text("<h1>T</h1><p>para</p>")
+    names = [*ANCHORED_FILES, "l.log", "h.html"]
+    calls = [("sro_read", {"target": f"{name}#{anchor}"}) for anchor in anchors for name in names]
+
+    async def run() -> None:
+        async with Client(create_server(Settings(roots=(tmp_path,)))) as client:
+            await call_all(client, calls)
+
+    anyio.run(run)
+
+
 # -- the session store -----------------------------------------------------------------------------
 
 HUGE = 10**30

@@ -11,6 +11,7 @@ import os
 import re
 import sqlite3
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -404,6 +405,57 @@ async def test_a_hand_edited_store_row_starts_a_fresh_session_never_an_internal_
     async with Client(create_server(Settings(roots=(docs,), store=store))) as client:
         answers = await call_all(client, calls)
     assert not answers[4][0].is_error  # the full view is read, from a fresh episode if need be
+
+
+stored_value = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**30), 10**30),
+    st.sampled_from([2**53, 2**53 + 1, -1, 0]),
+    st.floats(allow_nan=False),
+    st.text(max_size=12),
+    st.lists(st.integers(-5, 10**6), max_size=4),
+    st.dictionaries(st.text(max_size=4), st.integers(), max_size=2),
+)
+
+
+def _mutated(value: Any, path: list[int], replacement: object) -> Any:
+    """`value` with the leaf that `path` picks (indexes taken modulo each level's size) replaced."""
+    if not path or not isinstance(value, dict | list) or not value:
+        return replacement
+    keys = list(value) if isinstance(value, dict) else list(range(len(value)))
+    key = keys[path[0] % len(keys)]
+    value[key] = _mutated(value[key], path[1:], replacement)
+    return value
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    field=st.sampled_from(["meta", "calls", "episode"]),
+    path=st.lists(st.integers(0, 10**6), min_size=1, max_size=5),
+    replacement=stored_value,
+)
+def test_a_stored_value_replaced_by_any_json_never_causes_an_internal_error(
+    tmp_path: Path, stored: tuple[Path, bytes], field: str, path: list[int], replacement: object
+) -> None:
+    docs, image = stored
+    store = tmp_path / f"fuzz{next(_COUNTER)}.db"
+    store.write_bytes(image)
+    change = partial(_mutated, path=path, replacement=replacement)
+    edit = _episode(change) if field == "episode" else _field(field, change)
+    with sqlite3.connect(store) as db:
+        edit(db)
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("sro_card", {"trace": True}),
+        ("sro_read", {"target": "a.md", "action": "refine"}),
+        ("sro_read", {"target": "a.md", "view": "full", "budget_tokens": 1000}),
+    ]
+
+    async def run() -> None:
+        async with Client(create_server(Settings(roots=(docs,), store=store))) as client:
+            await call_all(client, calls)
+
+    anyio.run(run)
 
 
 # -- malformed files -------------------------------------------------------------------------------

@@ -518,3 +518,38 @@ async def test_binary_content_a_reader_refuses_is_not_offered_as_lines(tmp_path:
             client, [("sro_read", {"target": "bad.xlsx"}), ("sro_read", {"target": "bad.xlsx#L1"})]
         )
     assert all(result.is_error and "view='lines'" not in text for result, text in answers), answers
+
+
+def _pdf(objects: list[bytes]) -> bytes:
+    """A PDF of these objects (numbered from 1, the first the catalog), with a correct cross-reference table."""
+    out, offsets = b"%PDF-1.7\n", []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    table = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    return out + b"trailer << /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, table)
+
+
+_PAGE = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>"
+DAMAGED_PDFS = {
+    "cycle.pdf": [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [2 0 R 3 0 R] /Count 2 >>", _PAGE],
+    "count.pdf": [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 99999999999 >>", _PAGE],
+    "nokids.pdf": [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Count 3 >>"],
+}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("name", list(DAMAGED_PDFS))
+async def test_a_damaged_pdf_page_tree_is_a_typed_refusal_and_still_read_as_lines(tmp_path: Path, name: str) -> None:
+    """A page-tree cycle or an impossible page count raised PyMuPDF's own error from the page loop: an
+    internal error on every read of the file."""
+    pytest.importorskip("pymupdf")
+    (tmp_path / name).write_bytes(_pdf(DAMAGED_PDFS[name]))
+    async with Client(create_server(Settings(roots=(tmp_path,)))) as client:
+        (preview, refusal), (lines, text) = await call_all(
+            client, [("sro_preview", {"path": name}), ("sro_read", {"target": f"{name}#L1-L3"})]
+        )
+    assert preview.is_error and "damaged PDF" in refusal and "view='lines'" in refusal, refusal
+    assert not lines.is_error and "%PDF-1.7" in text, text

@@ -158,8 +158,10 @@ async def test_a_name_holding_hash_or_at_is_read_and_never_shadows_another_files
                 ("sro_read", {"target": "a.md#L1#L1-L2"}),
                 ("sro_read", {"target": "x@abcdef1"}),
                 ("sro_preview", {"path": "x@abcdef1"}),
+                ("sro_read", {"target": "a.md#"}),  # still an empty anchor, never the whole file
             ],
         )
+        assert answers[4][0].is_error and "empty anchor" in answers[4][1], answers[4][1]
         texts = [text for _, text in answers]
         assert "MARK-PLAIN" in texts[0] and "MARK-HASH" not in texts[0]
         assert "MARK-HASH" in texts[1] and "MARK-AT" in texts[2] and not answers[3][0].is_error

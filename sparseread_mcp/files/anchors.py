@@ -143,7 +143,9 @@ def parse_target(text: str, *, exists: Callable[[str], bool] | None = None) -> T
         for path, rev, anchor_text in splits:
             if exists(path):
                 try:
-                    return Target(path=path, rev=rev, anchor=parse_anchor(anchor_text) if anchor_text else None)
+                    return Target(
+                        path=path, rev=rev, anchor=parse_anchor(anchor_text) if anchor_text is not None else None
+                    )
                 except AnchorError:
                     continue  # `a.md#L1#L2`: a file `a.md#L1`, not `a.md` with a malformed anchor
     path, rev, anchor_text = splits[0]  # nothing else names a file: the usual reading, and its errors

@@ -504,6 +504,55 @@ async def test_a_file_its_reader_refuses_is_still_read_as_lines_and_the_refusal_
     assert '"ok"' in assert_typed(verified, pointer)  # a pointer into the lines still verifies
 
 
+SYNTAX = [
+    "{",
+    "}",
+    "[",
+    "]",
+    ":",
+    ",",
+    '"',
+    "'",
+    "=",
+    "- ",
+    "\t",
+    "  ",
+    "\n",
+    "<![",
+    "<",
+    ">",
+    "&#",
+    "#",
+    "a",
+    "1",
+    "9" * 4400,
+]
+malformed_text = st.tuples(
+    st.sampled_from([".json", ".yaml", ".toml", ".jsonl", ".csv", ".html"]),
+    st.lists(st.sampled_from(SYNTAX), min_size=1, max_size=40).map("".join),
+)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(file=malformed_text)
+def test_whenever_a_refusal_offers_lines_the_lines_are_read(tmp_path: Path, file: tuple[str, str]) -> None:
+    suffix, text = file
+    name = f"f{next(_COUNTER)}{suffix}"
+    (tmp_path / name).write_text(text)
+
+    async def run() -> None:
+        async with Client(create_server(Settings(roots=(tmp_path,)))) as client:
+            [(preview, refusal)] = await call_all(client, [("sro_preview", {"path": name})])
+            if not (preview.is_error and "view='lines'" in refusal):
+                return
+            answers = await call_all(
+                client, [("sro_read", {"target": f"{name}#L1"}), ("sro_read", {"target": name, "view": "lines"})]
+            )
+            assert not any(result.is_error for result, _ in answers), answers
+
+    anyio.run(run)
+
+
 @pytest.mark.anyio
 async def test_a_malformed_table_names_the_file_not_the_servers_private_copy(tmp_path: Path) -> None:
     (tmp_path / "bad.jsonl").write_bytes(MALFORMED["bad.jsonl"])

@@ -7,6 +7,7 @@ from functools import partial
 from stat import S_ISDIR, S_ISREG
 
 from . import progress
+from .answers.as_lines import asks_for_lines, lines_instead
 from .answers.handlers import FileAnswers
 from .answers.read import FileRead, ReadRequest, adopt_intent, opening_extras
 from .answers.resumed import dereference, next_page, verify_pointed
@@ -19,7 +20,7 @@ from .directory.fileindex import FileIndex, file_index_bytes
 from .directory.repoindex import RepoIndexStore
 from .errors import BinaryArtifact, BudgetTooSmall, SparsereadError, StaleArtifact, UnsupportedArtifact
 from .files.anchors import Target, parse_target
-from .files.artifacts import Artifact, LruCache, artifact_from_bytes, fingerprint_of, load_artifact
+from .files.artifacts import Artifact, LruCache, fingerprint_of, load_artifact
 from .files.indexcache import IndexCache
 from .files.large import large_card, read_range
 from .files.revisions import Revisions
@@ -45,19 +46,6 @@ from .stores import SessionStore, open_session_store
 from .tokens import TokenCounter
 
 __all__ = ["ReadEngine", "ReadRequest"]  # the façade: the request type comes with it
-
-
-def lines_hint(path: str, text: str) -> str:
-    """How to read a file its reader refuses: as plain lines (its first 40 at most)."""
-    last = min(40, text.count("\n") + 1)
-    return f"It can still be read as plain lines: sro_read target {f'{path}#L1-L{last}'!r}, or view='lines'"
-
-
-def _as_lines(target: Target, request: ReadRequest) -> bool:
-    """Whether a read asks for lines (a line or column anchor, view='lines'): a file its reader refuses
-    is then read as plain text."""
-    anchored = target.anchor is not None and target.anchor.kind in ("lines", "columns")
-    return anchored or request.view == "lines"
 
 
 class ReadEngine:
@@ -114,7 +102,9 @@ class ReadEngine:
         try:
             parsed = self._parsed_by(reader, artifact)
         except UnsupportedArtifact as exc:
-            parsed = self._as_lines(reader, artifact, exc, as_lines=as_lines)
+            stamp = self.revisions.stamp
+            lines, text = lines_instead(self.registry.readers, reader, artifact, exc, as_lines=as_lines, stamp=stamp)
+            parsed = self._parsed_by(lines, text, as_lines=True)
         self.revisions.remember(parsed.artifact)
         return parsed
 
@@ -124,24 +114,6 @@ class ReadEngine:
         large = artifact.size_bytes >= progress.large_bytes(binary=reader.binary) and self._parsed.get(key) is None
         with progress.preparing(f"{artifact.path} ({artifact.size_bytes // 1024} KiB)", large=large):
             return self._parsed.get_or_build(key, lambda: self._parse(reader, artifact))
-
-    def _as_lines(
-        self, reader: Reader, artifact: Artifact, refusal: UnsupportedArtifact, *, as_lines: bool
-    ) -> ParsedArtifact:
-        """`artifact` read by the plain text reader after its own reader refused it; the refusal itself when
-        the content has no lines to read (binary), or with how to read it as lines when `as_lines` is off."""
-        lines = next((r for r in self.registry.readers if r.name == "text"), None)
-        if isinstance(refusal, BinaryArtifact) or lines is None or lines is reader:
-            raise refusal
-        if reader.binary:  # kept as bytes for its reader: decoded as text now, unless binary
-            try:
-                artifact = self.revisions.stamp(artifact_from_bytes(artifact.location, artifact.data or b""))
-            except BinaryArtifact:
-                raise refusal from None
-        if not as_lines:
-            reason = str(refusal) if len(str(refusal)) <= 300 else str(refusal)[:299] + "…"  # the hint is never cut
-            raise UnsupportedArtifact(f"{reason}. {lines_hint(artifact.path, artifact.text)}") from refusal
-        return self._parsed_by(lines, artifact, as_lines=True)
 
     def open_at(self, path: str, rev: str) -> ParsedArtifact | None:
         """The version of `path` that `rev` names (a commit from git, or a content hash seen before)."""
@@ -303,7 +275,7 @@ class ReadEngine:
             )
         if S_ISREG(found.st_mode) and found.st_size > self.settings.max_parse_bytes:
             return read_range(location, target, budget, self.counter)
-        parsed = self.open(target.path, as_lines=_as_lines(target, request))
+        parsed = self.open(target.path, as_lines=asks_for_lines(target, request))
         invalidated = session.note_version(parsed.artifact.path, parsed.artifact.fingerprint)
         adopt_intent(session, request.intent)
         intent = effective_intent(request.intent, session.intent)

@@ -8,6 +8,7 @@ from stat import S_ISDIR, S_ISREG
 from typing import TypeVar
 
 from . import progress
+from .answers.as_lines import asks_for_lines
 from .answers.handlers import FileAnswers
 from .answers.read import FileRead, ReadRequest, adopt_intent, opening_extras
 from .answers.resumed import dereference, next_page, verify_pointed
@@ -109,9 +110,11 @@ class ReadEngine:
         self.answers.selection = selection
 
     # -- artifacts ---------------------------------------------------------------------------
-    def open(self, path: str) -> ParsedArtifact:
-        """Resolve inside the roots; a worker reads, fingerprints and (once per version) parses the file."""
-        return self.files.open(path)
+    def open(self, path: str, *, as_lines: bool = False) -> ParsedArtifact:
+        """Resolve inside the roots; a worker reads, fingerprints and (once per version) parses the file. A
+        text file its reader refuses (malformed JSON, YAML or TOML, a CSV that does not load as a table) is
+        read as plain lines when `as_lines` (a line anchor, view='lines'); otherwise the refusal says how."""
+        return self.files.open(path, as_lines=as_lines)
 
     def open_at(self, path: str, rev: str) -> ParsedArtifact | None:
         """The version of `path` that `rev` names (a commit from git, or a content hash seen before)."""
@@ -182,7 +185,7 @@ class ReadEngine:
             return preview
 
     def _preview(self, session: Session, path: str, intent: Intent | None, budget: int) -> Preview:
-        target_path = parse_target(path).path
+        target_path = parse_target(path, exists=self._exists).path
         location = self.roots.resolve(target_path)
         found = location.stat()  # what is there now, opened beneath the root (see safeopen)
         if S_ISDIR(found.st_mode):
@@ -250,7 +253,7 @@ class ReadEngine:
             return self._directory_page(session, request.cursor, budget) or next_page(
                 self, session, request.cursor, budget
             )
-        target = parse_target(request.target)
+        target = parse_target(request.target, exists=self._exists)
         if target.rev is not None and request.action == "verify":
             return verify_pointed(self, session, target, budget)
         location = self.roots.resolve(target.path)
@@ -267,7 +270,7 @@ class ReadEngine:
             )
         if S_ISREG(found.st_mode) and found.st_size > self.settings.max_parse_bytes:
             return read_range(location, target, budget, self.counter, stream=self.files.stream)
-        parsed = self.open(target.path)
+        parsed = self.open(target.path, as_lines=asks_for_lines(target, request))
         invalidated = session.note_version(parsed.artifact.path, parsed.artifact.fingerprint)
         adopt_intent(session, request.intent)
         intent = effective_intent(request.intent, session.intent)
@@ -300,6 +303,14 @@ class ReadEngine:
             session.record_call(card_call(card, time.monotonic() - started))
             self.sessions.commit(session)
             return card
+
+    def _exists(self, path: str) -> bool:
+        """Whether `path` names something inside the roots (which way to read a name holding `#` or `@`)."""
+        try:
+            self.roots.resolve(path)
+        except SparsereadError:
+            return False
+        return True
 
     def _changed(self, session: Session, path: str) -> bool:
         try:
@@ -374,6 +385,11 @@ class ReadEngine:
     def episode_for(self, session: Session, parsed: ParsedArtifact, objective: str, intent: Intent | None) -> Episode:
         artifact = parsed.artifact
         episode = session.find_episode(artifact.path, artifact.fingerprint, objective)
+        if episode is not None and episode.ledger.full_view_chars != len(artifact.text):
+            # Restored from a store whose row was edited: its ledger is not of this text, so the gate's
+            # bounds would not hold. It is replaced, as a session in another format is.
+            session.episodes.pop(episode.id, None)
+            episode = None
         if episode is None:
             episode = Episode(
                 id=session.new_episode_id(),

@@ -36,7 +36,7 @@ class Files(Protocol):
     revisions: Revisions
     counter: TokenCounter
 
-    def open(self, path: str) -> ParsedArtifact: ...
+    def open(self, path: str, *, as_lines: bool = False) -> ParsedArtifact: ...
 
     def open_at(self, path: str, rev: str) -> ParsedArtifact | None: ...
 
@@ -78,7 +78,7 @@ def dereference(
 def verify_pointed(files: Files, session: Session, target: Target, budget: int) -> EvidencePack:
     """Whether a pointer still says what it said (ok, moved, changed, gone), with its text when ok."""
     try:
-        parsed = files.open(target.path)
+        parsed = files.open(target.path, as_lines=True)  # a pointer into a file read as lines
     except UnsupportedArtifact:
         return fit_pack(gone_pack(target, files.counter.name), budget, files.counter)
     revs = files.revisions.revs_of(parsed.artifact)
@@ -103,7 +103,7 @@ def next_page(files: Files, session: Session, cursor: str, budget: int) -> Evide
     live = offset_text.isdigit() and len(offset_text) <= _OFFSET_DIGITS
     if episode is None or not live or episode.full_view_next is None:
         raise IntentError(f"cursor {cursor!r} is not a live cursor of this session; call {READ_TOOL} again")
-    parsed = files.open(episode.path)
+    parsed = files.open(episode.path, as_lines=True)  # the pages of a file read as lines
     if parsed.artifact.fingerprint != episode.fingerprint:
         episode.stale = True
         raise StaleArtifact(f"{episode.path} changed while its full view was paged; read it again")

@@ -144,7 +144,7 @@ def build_inventory(
                     if types is not None:
                         types[key] = kind
                 files.append(FileEntry(path=rel, size=found.st_size, type=kind, mtime_ns=found.st_mtime_ns))
-                digest.update(f"{rel}\0{found.st_size}\0{found.st_mtime_ns}\n".encode())
+                digest.update(f"{rel}\0{found.st_size}\0{found.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
     finally:
         os.close(top)
     return Inventory(

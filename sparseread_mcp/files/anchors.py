@@ -16,6 +16,7 @@ digits of the content hash.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -29,6 +30,13 @@ _PAGE = re.compile(r"^p(\d+)(?::(L\d+.*))?$")
 _ROW = re.compile(r"^row=(\d+)$")
 _SHEET_ROW = re.compile(r"^(.+)!R(\d+)$")
 _REV = re.compile(r"^(?:sha256:[0-9a-f]{12}|[0-9a-f]{7,40})$")
+#: `path@rev#anchor`, the path up to the last `@rev#` (a path may hold `#` and `@` too).
+_POINTER = re.compile(r"^(.*)@(sha256:[0-9a-f]{12}|[0-9a-f]{7,40})#(.*)$", re.DOTALL)
+#: Places a target is tried split at: a name with more `#` than this is read at its first ones only.
+_MAX_SPLITS = 8
+#: Digits in one anchor number: far past any real line, page or row, and short of `int`'s own limit on
+#: the digits it converts (past which it raises a ValueError, not an answer).
+MAX_DIGITS = 18
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,14 +88,14 @@ def parse_anchor(text: str) -> Anchor:
     if not text:
         raise AnchorError("empty anchor after '#': use L12-L18, L5:C1-C80, p3, row=7, $.key or a heading")
     if m := _LINES.match(text):
-        first = int(m.group(1))
-        last = int(m.group(2)) if m.group(2) else first
+        first = _number(text, m.group(1))
+        last = _number(text, m.group(2)) if m.group(2) else first
         _check_order(text, first, last)
         return Anchor(kind="lines", first_line=first, last_line=last)
     if m := _COLUMNS.match(text):
         return _parse_columns(text, m)
     if m := _PAGE.match(text):
-        page = int(m.group(1))
+        page = _number(text, m.group(1))
         _check_order(text, 1, page)
         if m.group(2) is None:
             return Anchor(kind="page", page=page)
@@ -103,9 +111,9 @@ def parse_anchor(text: str) -> Anchor:
             last_col=inner.last_col,
         )
     if m := _ROW.match(text):
-        return Anchor(kind="row", row=int(m.group(1)))
+        return Anchor(kind="row", row=_number(text, m.group(1)))
     if m := _SHEET_ROW.match(text):
-        return Anchor(kind="row", row=int(m.group(2)), name=m.group(1))
+        return Anchor(kind="row", row=_number(text, m.group(2)), name=m.group(1))
     if text.startswith("$"):
         return Anchor(kind="keypath", name=text)
     if re.fullmatch(r"L\d.*", text):
@@ -122,18 +130,46 @@ class Target:
     anchor: Anchor | None = None
 
 
-def parse_target(text: str) -> Target:
-    """Split `path[@rev][#anchor]`."""
+def parse_target(text: str, *, exists: Callable[[str], bool] | None = None) -> Target:
+    """Split `path[@rev][#anchor]`. A file name may hold `#` or `@` itself (`a.md#L1`, `x@abcdef1`): with
+    `exists`, the first split that names a file and whose anchor parses is taken (the whole text as a name
+    last): the usual split wins whenever its file exists and its anchor is well formed, so no file named
+    `a.md#L1` shadows line 1 of `a.md`; that file is read as `a.md#L1#L1-L9` or by its pointer."""
     text = text.strip()
     if not text:
         raise AnchorError("empty target: pass a path, path#anchor or an evidence pointer path@rev#anchor")
-    path_part, sep, anchor_text = text.partition("#")
-    anchor = parse_anchor(anchor_text) if sep else None
-    rev: str | None = None
-    head, at, maybe_rev = path_part.rpartition("@")
+    splits = _splits(text)
+    if exists is not None and len(splits) > 1:
+        for path, rev, anchor_text in splits:
+            if exists(path):
+                try:
+                    return Target(
+                        path=path, rev=rev, anchor=parse_anchor(anchor_text) if anchor_text is not None else None
+                    )
+                except AnchorError:
+                    continue  # `a.md#L1#L2`: a file `a.md#L1`, not `a.md` with a malformed anchor
+    path, rev, anchor_text = splits[0]  # nothing else names a file: the usual reading, and its errors
+    return Target(path=path, rev=rev, anchor=parse_anchor(anchor_text) if anchor_text is not None else None)
+
+
+def _splits(text: str) -> list[tuple[str, str | None, str | None]]:
+    """The ways `text` reads as (path, rev, anchor text), the usual one first: a pointer at its last
+    `@rev#`, else the path up to the first `#`; then the path up to each later `#`; then the whole text."""
+    splits: list[tuple[str, str | None, str | None]] = []
+    if (pointer := _POINTER.match(text)) and pointer.group(1):
+        splits.append((pointer.group(1), pointer.group(2), pointer.group(3)))
+    cuts = [i for i, c in enumerate(text) if c == "#"][:_MAX_SPLITS]
+    for cut in cuts:
+        path_part, anchor_text = text[:cut], text[cut + 1 :]
+        head, at, maybe_rev = path_part.rpartition("@")
+        if at and head and _REV.match(maybe_rev):
+            splits.append((head, maybe_rev, anchor_text))
+        splits.append((path_part, None, anchor_text))
+    head, at, maybe_rev = text.rpartition("@")
     if at and head and _REV.match(maybe_rev):
-        path_part, rev = head, maybe_rev
-    return Target(path=path_part, rev=rev, anchor=anchor)
+        splits.append((head, maybe_rev, None))
+    splits.append((text, None, None))
+    return [s for i, s in enumerate(splits) if s[0] and s not in splits[:i]]
 
 
 def format_pointer(path: str, rev: str, anchor: Anchor) -> str:
@@ -141,19 +177,29 @@ def format_pointer(path: str, rev: str, anchor: Anchor) -> str:
 
 
 def _parse_columns(text: str, m: re.Match[str]) -> Anchor:
-    first_line, first_col = int(m.group(1)), int(m.group(2))
+    first_line, first_col = _number(text, m.group(1)), _number(text, m.group(2))
     _check_order(text, 1, first_line)
     _check_order(text, 1, first_col)
     if m.group(3) is not None:  # L5:C100-L7:C20
-        last_line, last_col = int(m.group(3)), int(m.group(4))
+        last_line, last_col = _number(text, m.group(3)), _number(text, m.group(4))
         _check_order(text, first_line, last_line)
         _check_order(text, 1, last_col)
         if last_line == first_line:
             _check_order(text, first_col, last_col)
     else:
-        last_line, last_col = first_line, int(m.group(5))
+        last_line, last_col = first_line, _number(text, m.group(5))
         _check_order(text, first_col, last_col)
     return Anchor(kind="columns", first_line=first_line, last_line=last_line, first_col=first_col, last_col=last_col)
+
+
+def _number(text: str, digits: str) -> int:
+    """One number of `text`, refused when it has more digits than any file has lines, pages or rows."""
+    if len(digits) > MAX_DIGITS:
+        raise AnchorError(
+            f"anchor {text[:60]!r} has a number of {len(digits)} digits, past any line, page or row: "
+            "use a number the file's outline or preview shows"
+        )
+    return int(digits)
 
 
 def _check_order(text: str, first: int, last: int) -> None:

@@ -76,6 +76,7 @@ class Roots:
         """Resolve a user path to an existing location inside a root, or raise."""
         if not path or "\x00" in path:
             raise UnsupportedArtifact("empty or malformed path: pass a file path relative to a root")
+        _check_encodable(path)
         raw = _expand_home(path)
         candidates = [raw] if raw.is_absolute() else [root / raw for root in self._roots]
         outside = False
@@ -96,6 +97,18 @@ class Roots:
         raise UnsupportedArtifact(
             f"no such file: {path!r} (relative to the roots); check the name with a directory listing"
         )
+
+
+def _check_encodable(path: str) -> None:
+    """Refuse a path no file system name can spell: a lone surrogate outside the range that stands for an
+    undecodable byte (as `os.fsdecode` writes one, `\\udc80`-`\\udcff`) has no bytes at all."""
+    try:
+        os.fsencode(path)
+    except UnicodeEncodeError as exc:
+        raise UnsupportedArtifact(
+            f"path {path[:80]!r} has a character no file name can hold ({path[exc.start : exc.end]!r} at "
+            f"{exc.start}): pass the name as a directory listing shows it"
+        ) from exc
 
 
 def _realpath(candidate: Path, shown: str) -> str:

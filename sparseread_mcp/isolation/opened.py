@@ -44,8 +44,8 @@ class OpenedFiles:
         self.revisions = revisions
         self.workers = workers
         self.index_cache = index_cache
-        #: (path, fingerprint, revision) -> the parse, least recently used out first.
-        self.cache: LruCache[tuple[str, str, str], ParsedArtifact] = LruCache(
+        #: (path, fingerprint, revision, read as lines) -> the parse, least recently used out first.
+        self.cache: LruCache[tuple[str, str, str, bool], ParsedArtifact] = LruCache(
             32, max_bytes=cache_bytes, weigh=parsed_bytes
         )
 
@@ -61,8 +61,9 @@ class OpenedFiles:
     def stream(self, location: ResolvedPath, first: int, last: int) -> StreamedRange:
         return self.work(tasks.read_lines, location, first, last, label=location.relative)
 
-    def open(self, path: str) -> ParsedArtifact:
-        """Resolve inside the roots; a worker reads, fingerprints and (once per version) parses the file."""
+    def open(self, path: str, *, as_lines: bool = False) -> ParsedArtifact:
+        """Resolve inside the roots; a worker reads, fingerprints and (once per version) parses the file;
+        with `as_lines`, a file its reader refuses comes back parsed as plain lines (see answers/as_lines)."""
         location = self.roots.resolve(path)
         reader = self.registry.reader_for(location.absolute)
         request = tasks.LoadRequest(
@@ -70,16 +71,18 @@ class OpenedFiles:
             location=location,
             max_bytes=self.settings.max_parse_bytes,
             passage_chars=self.settings.passage_chars,
-            known=self._parsed_versions(location.relative),
+            known=self._parsed_versions(location.relative, as_lines=as_lines),
             parse=self.index_cache is None,
+            lines_reader=self._lines_reader(reader),
+            as_lines=as_lines,
         )
         large = location.stat().st_size >= progress.large_bytes(binary=reader.binary)
         with progress.preparing(f"{location.relative}", large=large and not request.known):
             loaded = self.work(tasks.load, request, label=location.relative)
             artifact = self.revisions.stamp(loaded.artifact)
-            parsed = self._cached(artifact)
+            parsed = self._cached(artifact, as_lines=as_lines)
             if parsed is None:
-                parsed = self._adopt(reader, artifact, loaded)
+                parsed = self._adopt(request, artifact, loaded)
         self.revisions.remember(parsed.artifact)
         return parsed
 
@@ -91,53 +94,68 @@ class OpenedFiles:
         if artifact is None:
             return None
         artifact = replace(artifact, commit=rev if not rev.startswith("sha256:") else None)
-        found = self._cached(artifact, rev=rev)
+        found = self._cached(artifact, rev=rev, as_lines=True)
         if found is not None:
             return found
-        loaded = self.work(
-            tasks.parse, reader, artifact, self.settings.passage_chars, label=f"{location.relative}@{rev}"
+        lines = self._lines_reader(reader)
+        label = f"{location.relative}@{rev}"
+        loaded = self.work(tasks.parse, reader, artifact, self.settings.passage_chars, lines, label=label)
+        request = tasks.LoadRequest(
+            reader=reader,
+            location=location,
+            max_bytes=self.settings.max_parse_bytes,
+            passage_chars=self.settings.passage_chars,
         )
-        return self._adopt(reader, artifact, loaded, rev=rev)
+        return self._adopt(request, artifact, loaded, rev=rev)
 
-    def _cached(self, artifact: Artifact, *, rev: str | None = None) -> ParsedArtifact | None:
+    def _lines_reader(self, reader: Reader) -> Reader | None:
+        """The plain text reader, which reads as lines what `reader` refuses (none when `reader` is it)."""
+        lines = next((r for r in self.registry.readers if r.name == "text"), None)
+        return None if lines is reader else lines
+
+    def _cached(self, artifact: Artifact, *, rev: str | None = None, as_lines: bool = False) -> ParsedArtifact | None:
         """The parse of this version held here, under this revision (another revision's parse of the same
-        bytes is reused with this artifact's commit)."""
+        bytes is reused with this artifact's commit); with `as_lines`, its parse as lines if that is all."""
         rev = rev or artifact.rev
-        found = self.cache.get((artifact.path, artifact.fingerprint, rev))
-        if found is not None:
-            return found
-        for (path, fingerprint, other), parsed in self.cache.items():
-            if path == artifact.path and fingerprint == artifact.fingerprint and other != rev:
-                again = replace(parsed, artifact=replace(parsed.artifact, commit=artifact.commit))
-                self.cache.put((artifact.path, artifact.fingerprint, rev), again)
-                return again
+        for lines in (False, True) if as_lines else (False,):
+            found = self.cache.get((artifact.path, artifact.fingerprint, rev, lines))
+            if found is not None:
+                return found
+            for (path, fingerprint, other, kind), parsed in self.cache.items():
+                if (path, fingerprint, kind) == (artifact.path, artifact.fingerprint, lines) and other != rev:
+                    again = replace(parsed, artifact=replace(parsed.artifact, commit=artifact.commit))
+                    self.cache.put((artifact.path, artifact.fingerprint, rev, lines), again)
+                    return again
         return None
 
     def _adopt(
-        self, reader: Reader, artifact: Artifact, loaded: tasks.Loaded, *, rev: str | None = None
+        self, request: tasks.LoadRequest, artifact: Artifact, loaded: tasks.Loaded, *, rev: str | None = None
     ) -> ParsedArtifact:
         """Keep a worker's parse (or the shared index cache's, or a fresh one from a worker when the first
         answer brought only the fingerprint); its table, if any, opened here."""
         parsed = loaded.parsed
         cache, chars = self.index_cache, self.settings.passage_chars
         if parsed is None and cache is not None:
-            parsed = cache.lookup(reader, artifact, passage_chars=chars)
+            parsed = cache.lookup(request.reader, artifact, passage_chars=chars)
         if parsed is None:
-            again = tasks.LoadRequest(
-                reader=reader, location=artifact.location, max_bytes=self.settings.max_parse_bytes, passage_chars=chars
-            )
-            loaded = self.work(tasks.load, again, label=artifact.path)
+            loaded = self.work(tasks.load, replace(request, known=frozenset(), parse=True), label=artifact.path)
             artifact = self.revisions.stamp(loaded.artifact)  # the bytes the parse read (the file may have changed)
             parsed = loaded.parsed
             assert parsed is not None  # a parse was asked for
         if loaded.table is not None:
             parsed.queries = TableQueries.adopt(loaded.table)
         parsed = replace(parsed, artifact=replace(parsed.artifact, commit=artifact.commit, location=artifact.location))
-        if cache is not None and loaded.parsed is not None:
-            cache.keep(reader, parsed, passage_chars=chars)
-        self.cache.put((artifact.path, parsed.artifact.fingerprint, rev or parsed.artifact.rev), parsed)
+        if cache is not None and loaded.parsed is not None and not loaded.as_lines:
+            cache.keep(request.reader, parsed, passage_chars=chars)
+        key = (artifact.path, parsed.artifact.fingerprint, rev or parsed.artifact.rev, loaded.as_lines)
+        self.cache.put(key, parsed)
         self.cache.builds += 1
         return parsed
 
-    def _parsed_versions(self, path: str) -> frozenset[str]:
-        return frozenset(fingerprint for (held, fingerprint, _), _parsed in self.cache.items() if held == path)
+    def _parsed_versions(self, path: str, *, as_lines: bool) -> frozenset[str]:
+        """Fingerprints of `path` whose parse is held (as lines too, when those would do)."""
+        return frozenset(
+            fingerprint
+            for (held, fingerprint, _, lines), _parsed in self.cache.items()
+            if held == path and (as_lines or not lines)
+        )

@@ -11,8 +11,10 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from ..answers.as_lines import lines_instead
 from ..directory import needlesearch
 from ..directory.collection import Inventory, build_inventory
+from ..errors import UnsupportedArtifact
 from ..evidence import Hit
 from ..files import safeopen
 from ..files.artifacts import Artifact, load_artifact
@@ -35,6 +37,10 @@ class LoadRequest:
     known: frozenset[str] = frozenset()
     #: False: fingerprint only (the server looks in its shared index cache before asking for a parse).
     parse: bool = True
+    #: The plain text reader, for a file `reader` refuses (None: `reader` is that reader).
+    lines_reader: Reader | None = None
+    #: Parse a refused file as lines (a line anchor, view='lines'); else the refusal says how to ask.
+    as_lines: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -44,6 +50,8 @@ class Loaded:
     parsed: ParsedArtifact | None = None
     #: A table's database, handed over (the parse's `queries` is None until the server adopts it).
     table: TableHandle | None = None
+    #: The file's reader refused it and this is its parse as plain lines.
+    as_lines: bool = False
 
 
 def load(request: LoadRequest) -> Loaded:
@@ -52,12 +60,31 @@ def load(request: LoadRequest) -> Loaded:
     artifact = load_artifact(request.location, binary=request.reader.binary, max_bytes=request.max_bytes)
     if artifact.fingerprint in request.known or not request.parse:
         return Loaded(artifact=dataclasses.replace(artifact, text="", data=None))
-    return parse(request.reader, artifact, request.passage_chars)
+    return parse(request.reader, artifact, request.passage_chars, request.lines_reader, as_lines=request.as_lines)
 
 
-def parse(reader: Reader, artifact: Artifact, passage_chars: int) -> Loaded:
-    """Parse an artifact whose bytes came with it (an earlier version from git or memory)."""
-    parsed = reader.parse(artifact, passage_chars=passage_chars)
+def parse(
+    reader: Reader, artifact: Artifact, passage_chars: int, lines_reader: Reader | None, *, as_lines: bool = True
+) -> Loaded:
+    """Parse an artifact (read here, or an earlier version whose bytes came with it); a file `reader`
+    refuses is parsed as plain lines by `lines_reader` when `as_lines`, or refused with how to ask for that."""
+    try:
+        parsed = reader.parse(artifact, passage_chars=passage_chars)
+    except UnsupportedArtifact as refusal:
+        if lines_reader is None:
+            raise
+        readers = (lines_reader,)
+        lines, text = lines_instead(readers, reader, artifact, refusal, as_lines=as_lines, stamp=_unstamped)
+        return dataclasses.replace(_crossing(lines.parse(text, passage_chars=passage_chars)), as_lines=True)
+    return _crossing(parsed)
+
+
+def _unstamped(artifact: Artifact) -> Artifact:
+    return artifact  # git stamps it in the server, where revisions live
+
+
+def _crossing(parsed: ParsedArtifact) -> Loaded:
+    """The parse as it crosses to the server: no raw bytes, and a table's database handed over."""
     table = None
     if isinstance(parsed.queries, TableQueries):
         table = parsed.queries.handover()

@@ -12,6 +12,7 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
+from ..errors import UnsupportedArtifact
 from ..files.artifacts import Artifact
 from ..files.lines import LineIndex
 from ..select.configuration import Configuration
@@ -168,8 +169,13 @@ class HtmlReader:
     def parse(self, artifact: Artifact, *, passage_chars: int) -> ParsedArtifact:
         has_main = _MAIN.search(artifact.text) is not None
         extractor = _Extractor(main_only=has_main)
-        extractor.feed(artifact.text)
-        extractor.close()
+        try:
+            extractor.feed(artifact.text)
+            extractor.close()
+        except AssertionError as exc:  # the stdlib parser's own check on markup it cannot scan, such as `<![<`
+            raise UnsupportedArtifact(
+                f"{artifact.path} has markup the HTML parser cannot read ({_where(str(exc))})"
+            ) from exc
         lines = extractor.lines
         text = "\n".join(line for line, _ in lines) + ("\n" if lines else "")
         index = LineIndex(text)
@@ -182,3 +188,8 @@ class HtmlReader:
             outline=outline,
             source_lines=tuple(source for _, source in lines),
         )
+
+
+def _where(message: str) -> str:
+    """What the parser's message names, without the file's own text (which it quotes)."""
+    return message.split(" at ", 1)[0][:80] or "an unknown place"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 from ..commands.install import extra_hint
 from ..deadline import checkpoint
@@ -72,20 +73,37 @@ def _extract(artifact: Artifact) -> tuple[list[str], list[tuple[int, str, int]]]
     with document:
         if document.needs_pass:
             raise UnsupportedArtifact(f"{artifact.path} is encrypted: decrypt it first (e.g. qpdf --decrypt)")
-        pages = []
-        for number in range(document.page_count):  # one page at a time, never the whole file rendered
-            checkpoint()
-            report(number, document.page_count, f"{artifact.path}: page {number + 1} of {document.page_count}")
-            # Text blocks sorted top-to-bottom, left-to-right: reading order for most layouts, and fast.
-            blocks = document[number].get_text("blocks", sort=True)
-            page_text = "".join(block[4] for block in blocks if block[6] == 0)
-            pages.append(page_text if page_text.endswith("\n") or not page_text else page_text + "\n")
-        toc = [(int(level), str(title), int(page)) for level, title, page, *_ in document.get_toc(simple=True)]
+        pages: list[str] = []
+        damage = (RuntimeError, ValueError, pymupdf.mupdf.FzErrorBase)  # a damaged page tree or outline
+        try:
+            _pages_text(document, artifact.path, pages)
+        except damage as exc:
+            raise _damaged(artifact.path, exc, f"page {len(pages) + 1}") from exc
+        try:
+            toc = [(int(level), str(title), int(page)) for level, title, page, *_ in document.get_toc(simple=True)]
+        except damage as exc:
+            raise _damaged(artifact.path, exc, "its outline") from exc
     if pages and sum(len(p.strip()) for p in pages) < _MIN_CHARS_PER_PAGE * len(pages):
         raise UnsupportedArtifact(
             f"{artifact.path} has no text layer ({len(pages)} pages, scanned?): run OCR first (e.g. ocrmypdf)"
         )
     return pages, toc
+
+
+def _pages_text(document: Any, path: str, pages: list[str]) -> None:
+    """Each page's text onto `pages`, one page at a time, never the whole file rendered."""
+    for number in range(document.page_count):
+        checkpoint()
+        report(number, document.page_count, f"{path}: page {number + 1} of {document.page_count}")
+        # Text blocks sorted top-to-bottom, left-to-right: reading order for most layouts, and fast.
+        blocks = document[number].get_text("blocks", sort=True)
+        page_text = "".join(block[4] for block in blocks if block[6] == 0)
+        pages.append(page_text if page_text.endswith("\n") or not page_text else page_text + "\n")
+
+
+def _damaged(path: str, exc: Exception, where: str) -> UnsupportedArtifact:
+    reason = (str(exc).splitlines() or [type(exc).__name__])[0][:120]
+    return UnsupportedArtifact(f"{path} is a damaged PDF ({reason}, at {where}); check the file")
 
 
 def _outline(index: LineIndex, pages: list[str], toc: list[tuple[int, str, int]]) -> tuple[OutlineEntry, ...]:

@@ -291,7 +291,7 @@ def toml_nodes(text: str, *, label: str) -> list[Node]:
         raise UnsupportedArtifact(too_deep)  # before tomllib, which is quadratic in a key's parts
     try:
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+    except ValueError as exc:  # TOMLDecodeError, or an integer past int()'s 4,300-digit limit
         raise UnsupportedArtifact(f"{label} is not valid TOML ({str(exc)[:300]}); read it as text") from exc
     except RecursionError:  # tomllib recurses into nested arrays and inline tables
         raise UnsupportedArtifact(too_deep) from None

@@ -174,8 +174,11 @@ class TableQueries:
                         "read rows by anchor or needles, or raise SPARSEREAD_MAX_MEMORY_MB"
                     ) from exc
                 except self._duckdb.Error as exc:
+                    # DuckDB names the private copy it read: the message names the file the client asked for.
+                    copy = self._dir.path / f"source{number}{source.suffix}"
+                    reason = _first_line(exc).replace(str(copy), self._label).replace(str(self._dir.path), "...")
                     raise UnsupportedArtifact(
-                        f"{self._label} could not be loaded as a table ({_first_line(exc)}); read it as text instead"
+                        f"{self._label} could not be loaded as a table ({reason}); read it as text instead"
                     ) from exc
             count = "SELECT count(*) FROM {}"
             return {s.name: int(con.execute(count.format(sql_ident(s.name))).fetchall()[0][0]) for s in sources}

@@ -13,11 +13,12 @@ the exposure both added (so the ledger never forgets any), which keeps the gate'
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 from ..gate.ledger import Ledger
 from ..models import Intent, Slot, SlotCoverage
 from ..protocol.session import MAX_CALLS, MAX_EPISODES, CallRecord, DeliveredItem, Episode, Session
+from .schema import CallRow, StoredCalls, StoredEpisode, StoredMeta
 
 FORMAT = "fmt"
 #: The layout of the fields written here. Bump it whenever a field's name, shape or meaning changes: a
@@ -51,21 +52,76 @@ def foreign_format(fields: dict[str, str]) -> str | None:
     return f"it was written in session format {written} and this server reads format {FORMAT_VERSION}"
 
 
+def unreadable(fields: dict[str, str]) -> str | None:
+    """Why `fields` cannot be read here (another format version, or values this format never writes:
+    a row cut or hand-edited), else None. A store starts such a session afresh, and its next commit
+    replaces the stored fields."""
+    if (foreign := foreign_format(fields)) is not None:
+        return foreign
+    try:
+        apply_fields(Session(key="check"), fields)
+    except ValueError as exc:
+        return f"its stored fields are not what this server writes ({_first_line(exc)})"
+    return None
+
+
+def _first_line(exc: ValueError) -> str:
+    lines = str(exc).splitlines()
+    return " ".join(lines[:3])[:200]
+
+
 def apply_fields(session: Session, fields: dict[str, str]) -> None:
     """Replace the session's persistent state (not its lock) with `fields`; absent fields mean empty.
-    Fields in another format are refused (ValueError), never misread: stores check `foreign_format` first."""
+    Fields in another format, or that are not what this format writes (a row cut or hand-edited), are
+    refused with ValueError and the session is left as it was, never half-read: stores check
+    `foreign_format` first and start the session afresh on ValueError."""
     if (foreign := foreign_format(fields)) is not None:
         raise ValueError(f"a stored session cannot be read: {foreign}")
-    meta: dict[str, Any] = json.loads(fields[META]) if META in fields else {"intent": None, "seen": {}, "order": []}
-    session.intent = Intent.model_validate(meta["intent"]) if meta["intent"] else None
-    session.seen = dict(meta["seen"])
-    session.whole = dict(meta.get("whole", {}))
-    calls: dict[str, Any] = json.loads(fields[CALLS]) if CALLS in fields else {"calls": [], "dropped": 0}
-    session.calls = [CallRecord.from_json(c) for c in calls["calls"]]
-    session.calls_dropped = int(calls["dropped"])
-    order = [i for i in meta["order"] if EPISODE + i in fields]
+    meta = StoredMeta.model_validate(_json(fields.get(META, '{"intent": null, "seen": {}, "order": []}')))
+    calls = StoredCalls.model_validate(_json(fields.get(CALLS, '{"calls": [], "dropped": 0}')))
+    order = [i for i in meta.order if EPISODE + i in fields]
     order += sorted(i for f in fields if f.startswith(EPISODE) and (i := f.removeprefix(EPISODE)) not in order)
-    session.episodes = {i: episode_from_state(json.loads(fields[EPISODE + i])) for i in order[-MAX_EPISODES:]}
+    episodes = {i: episode_from_state(_stored_episode(fields[EPISODE + i])) for i in order[-MAX_EPISODES:]}
+    intent = Intent.model_validate(meta.intent) if meta.intent else None
+    session.intent = intent
+    session.seen = dict(meta.seen)
+    session.whole = dict(meta.whole)
+    session.calls = [_call(row) for row in calls.calls]
+    session.calls_dropped = calls.dropped
+    session.episodes = episodes
+
+
+def _stored_episode(text: str) -> dict[str, Any]:
+    """An episode's field as the JSON `episode_state` writes, once its shape and invariants are checked."""
+    state = _json(text)
+    StoredEpisode.model_validate(state).check()
+    return cast(dict[str, Any], state)
+
+
+def _json(text: str) -> object:
+    """A stored field's JSON value; ValueError when it is not JSON text."""
+    if not isinstance(text, str | bytes):
+        raise ValueError(f"a field is stored as {type(text).__name__}, not JSON text")
+    try:
+        return json.loads(text)
+    except RecursionError as exc:  # nested past the interpreter's stack: nothing this server wrote
+        raise ValueError("a field is nested too deeply to be a stored session") from exc
+
+
+def _call(row: CallRow) -> CallRecord:
+    tool, path, fingerprint, type_, action, decision, tokens, full, seconds, at = row
+    return CallRecord(
+        tool=tool,
+        path=path,
+        fingerprint=fingerprint,
+        type=type_,
+        action=action,
+        decision=decision,
+        tokens=tokens,
+        full_view_tokens=full,
+        seconds=seconds,
+        at=at,
+    )
 
 
 def merge_fields(base: dict[str, str], mine: dict[str, str], theirs: dict[str, str]) -> dict[str, str]:

@@ -32,7 +32,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from ..commands.install import extra_hint
 from ..errors import ConfigError, MissingDependency, SparsereadError
 from ..protocol.session import MAX_SESSIONS, Session
-from .fields import apply_fields, foreign_format, merge_fields, session_fields
+from .fields import apply_fields, merge_fields, session_fields, unreadable
 
 if TYPE_CHECKING:
     from redis import Redis
@@ -175,10 +175,10 @@ class RedisSessionStore:
                     synced.version, synced.base = version, fields
                     return
                 theirs, their_version = self._fetch(session.key)
-                if foreign_format(theirs) is None:
+                if unreadable(theirs) is None and unreadable(synced.base) is None:
                     apply_fields(session, merge_fields(synced.base, fields, theirs))
                     self.merges += 1
-                else:  # a replica of another release wrote it meanwhile: this write replaces theirs whole
+                else:  # another release (or a hand edit) wrote it meanwhile: this write replaces theirs whole
                     _dropped(theirs)
                 synced.version, synced.base = their_version, theirs
         raise SparsereadError(
@@ -209,7 +209,7 @@ class RedisSessionStore:
 
     def _load(self, synced: _Synced) -> None:
         fields, version = self._fetch(synced.session.key)
-        if foreign_format(fields) is None:
+        if unreadable(fields) is None:
             apply_fields(synced.session, fields)
         else:  # started afresh here; the next commit replaces the stored fields (`base`) with this format's
             _dropped(fields)
@@ -218,7 +218,7 @@ class RedisSessionStore:
 
 
 def _dropped(fields: dict[str, str]) -> None:
-    logger.warning("a stored session was dropped and starts afresh: %s", foreign_format(fields))
+    logger.warning("a stored session was dropped and starts afresh: %s", unreadable(fields))
 
 
 def _split_url(url: str) -> tuple[str, str, int]:

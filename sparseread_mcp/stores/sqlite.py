@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..errors import StoreUnavailable
 from ..protocol.session import MAX_SESSIONS, SESSION_TTL_SECONDS, Session
-from .fields import EPISODE, FORMAT, apply_fields, foreign_format, session_fields
+from .fields import EPISODE, FORMAT, apply_fields, session_fields, unreadable
 from .memory import MemorySessionStore
 
 logger = logging.getLogger(__name__)
@@ -100,8 +100,8 @@ class SqliteSessionStore:
         except sqlite3.Error as exc:
             self._failed("read", exc)
             return session  # a fresh session: reads go on
-        if (foreign := foreign_format(fields)) is not None:  # started afresh: the next commit replaces it
-            logger.warning("a stored session in %s was dropped and starts afresh: %s", self._path.name, foreign)
+        if (problem := unreadable(fields)) is not None:  # started afresh: the next commit replaces it
+            logger.warning("a stored session in %s was dropped and starts afresh: %s", self._path.name, problem)
             return session
         apply_fields(session, fields)
         return session

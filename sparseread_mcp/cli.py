@@ -239,6 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _serve(settings: Settings, *, http: bool) -> int:
     from .ceiling import apply_memory_ceiling
+    from .isolation import prestart_workers
     from .serve.server import create_server
 
     if http:
@@ -248,6 +249,7 @@ def _serve(settings: Settings, *, http: bool) -> int:
     # At server start, not on import: a library user's process keeps its own limits.
     apply_memory_ceiling(settings.max_memory_mb)
     server = create_server(settings)
+    prestart_workers(settings)  # the worker factory starts while the client connects, not on its first call
     if not http:
         server.run()
         return 0

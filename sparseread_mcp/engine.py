@@ -62,10 +62,7 @@ class ReadEngine:
         self.roots = Roots(settings.roots)
         self.registry = registry or default_registry(settings)
         # Every parse, hash, diff and directory walk runs in these worker processes (see isolation/).
-        self.workers: WorkerPool = shared_pool(
-            size=settings.worker_count,
-            memory_mb=settings.worker_memory_mb,
-        )
+        self.workers: WorkerPool = shared_pool(size=settings.worker_count, memory_mb=settings.worker_memory_mb)
         self.counter = TokenCounter(settings.tokenizer, margin=settings.token_margin)
         self.sessions: SessionStore = open_session_store(settings.store)
         # Replicas on a shared store share parsed artifacts too, through the cache directory.

@@ -32,8 +32,9 @@ from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
 from .. import progress
+from ..config import Settings
 from ..deadline import TimedOut, checkpoint, remaining
-from ..errors import OverLimit, ReaderCrashed, UnsupportedArtifact
+from ..errors import OverLimit, ReaderCrashed, SparsereadError, UnsupportedArtifact
 from .worker import ANSWER, REQUEST
 
 T = TypeVar("T")
@@ -293,6 +294,11 @@ class WorkerPool:
             )
         raise ReaderCrashed(f"the reader failed on {label} ({value}): read it by lines ({label}#L1-L200)")
 
+    def prestart(self) -> None:
+        """Start one worker now (and the zygote with it), so the first call does not wait for them."""
+        worker = self._acquire("", "the first file")
+        self._release(worker, "")
+
     def close(self) -> None:
         """Stop every worker; calls still running end with an error."""
         with self._condition:
@@ -318,6 +324,17 @@ def shared_pool(*, size: int, memory_mb: int, share: int | None = None) -> Worke
             pool = WorkerPool(size=size, memory_mb=memory_mb, share=share)
             _POOLS[key] = pool
         return pool
+
+
+def prestart_workers(settings: Settings) -> None:
+    """Start the server's pool in the background (a failure here is met again, and reported, on first use)."""
+    pool = shared_pool(size=settings.worker_count, memory_mb=settings.worker_memory_mb)
+
+    def start() -> None:
+        with contextlib.suppress(SparsereadError):
+            pool.prestart()
+
+    threading.Thread(target=start, name="sparseread-prestart", daemon=True).start()
 
 
 @atexit.register

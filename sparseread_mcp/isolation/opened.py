@@ -142,6 +142,8 @@ class OpenedFiles:
             artifact = self.revisions.stamp(loaded.artifact)  # the bytes the parse read (the file may have changed)
             parsed = loaded.parsed
             assert parsed is not None  # a parse was asked for
+        if loaded.parsed is not None:
+            parsed = replace(parsed, passages=loaded.passages())
         if loaded.table is not None:
             parsed.queries = TableQueries.adopt(loaded.table)
         parsed = replace(parsed, artifact=replace(parsed.artifact, commit=artifact.commit, location=artifact.location))

@@ -22,9 +22,11 @@ from ..files.large import StreamedRange, stream_range
 from ..files.roots import ResolvedPath
 from ..files.textdiff import TextDiff, line_diff
 from ..models import OpResult
-from ..readers.base import ParsedArtifact, Reader
+from ..readers.base import ParsedArtifact, Passage, PassageKind, Reader
 from ..readers.registry import ReaderRegistry
 from ..readers.table_query import TableHandle, TableQueries
+
+PassageRow = tuple[int, int, int, PassageKind, str, str]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -52,6 +54,14 @@ class Loaded:
     table: TableHandle | None = None
     #: The file's reader refused it and this is its parse as plain lines.
     as_lines: bool = False
+    #: The parse's passages as plain rows (the parse crosses without them): a log's 40,000 passages pickle
+    #: in a tenth of the time as tuples of numbers and strings than as objects (see `passages`).
+    passage_rows: tuple[PassageRow, ...] = ()
+
+    def passages(self) -> tuple[Passage, ...]:
+        return tuple(
+            Passage(index=i, start=s, end=e, kind=k, section=c, keywords=w) for i, s, e, k, c, w in self.passage_rows
+        )
 
 
 def load(request: LoadRequest) -> Loaded:
@@ -90,7 +100,10 @@ def _crossing(parsed: ParsedArtifact) -> Loaded:
         table = parsed.queries.handover()
         parsed.queries = None
     bare = dataclasses.replace(parsed.artifact, data=None)  # the bytes stay here: the parse is what crosses
-    return Loaded(artifact=bare, parsed=dataclasses.replace(parsed, artifact=bare), table=table)
+    rows = tuple((p.index, p.start, p.end, p.kind, p.section, p.keywords) for p in parsed.passages)
+    return Loaded(
+        artifact=bare, parsed=dataclasses.replace(parsed, artifact=bare, passages=()), table=table, passage_rows=rows
+    )
 
 
 def digest(location: ResolvedPath, head: int) -> safeopen.FileDigest:

@@ -14,9 +14,9 @@ from .answers.read import FileRead, ReadRequest, adopt_intent, opening_extras
 from .answers.resumed import dereference, next_page, verify_pointed
 from .commands.savings import build_trace, card_call, preview_call, read_call
 from .config import HARD_RESPONSE_CAP_TOKENS, MIN_BUDGET_TOKENS, Settings
-from .directory.collection import Inventory
+from .directory.collection import FileEntry, Inventory
 from .directory.collection_read import preview_directory, read_directory
-from .directory.fileindex import FileIndex, file_index_bytes
+from .directory.fileindex import FileFeatures, FileIndex, file_index_bytes
 from .directory.repoindex import RepoIndexStore
 from .errors import BinaryArtifact, BudgetTooSmall, SparsereadError, StaleArtifact
 from .evidence import Hit
@@ -156,9 +156,14 @@ class ReadEngine:
             return self._indexes.get_or_build(inventory.fingerprint, lambda: self._build_index(base, inventory))
 
     def _build_index(self, base: ResolvedPath, inventory: Inventory) -> FileIndex:
+        extract = partial(self._extract_features, label=f"{inventory.root_path or '.'}/")
         if self.repo_indexes is None:
-            return FileIndex.build(base, inventory.files)
-        return self.repo_indexes.index(base, inventory.files)
+            return FileIndex.build(base, inventory.files, extract=extract)
+        return self.repo_indexes.index(base, inventory.files, extract=extract)
+
+    def _extract_features(self, base: ResolvedPath, entries: list[FileEntry], *, label: str) -> list[FileFeatures]:
+        """What the folder's index needs of each file (terms, definitions, references), read by a worker."""
+        return self.files.work(tasks.features, base, entries, label=label)
 
     # -- tools -------------------------------------------------------------------------------
     def preview(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -96,14 +97,14 @@ def test_a_new_session_starts_from_the_stored_index_and_rereads_only_a_changed_f
     changed.write_text("def rotate_quaternion(q):\n    return q\n")
     os.utime(changed, ns=(1, 1))  # a different mtime whatever the clock's resolution
     reads: list[str] = []
-    original = fileindex.features_of
-
-    def counting(directory: object, entry: fileindex.FileEntry) -> fileindex.FileFeatures:
-        reads.append(entry.path)
-        return original(directory, entry)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(fileindex, "features_of", counting)
     engine = _engine(repo, cache)  # a new session: nothing in memory
+    original = engine._extract_features  # what is sent to a worker to be read
+
+    def counting(directory: Any, entries: list[fileindex.FileEntry], *, label: str) -> list[fileindex.FileFeatures]:
+        reads.extend(entry.path for entry in entries)
+        return original(directory, entries, label=label)
+
+    monkeypatch.setattr(engine, "_extract_features", counting)
     pack = engine.read("s", ReadRequest(target=".", intent=Intent(goal="rotate_quaternion is slow")))
     assert reads == ["src/pkg/other3.py"]
     assert pack.result is not None and pack.result.rows and pack.result.rows[0][0] == "src/pkg/other3.py"

@@ -14,6 +14,7 @@ import itertools
 import json
 import re
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,6 +69,20 @@ class FileFeatures:
     type: str
     counts: dict[str, int]
     symbols: tuple[tuple[str, int], ...]
+
+
+#: Reads the listed files and extracts their features, in order (a worker does it for the server).
+Extractor = Callable[[ResolvedPath, list[FileEntry]], list[FileFeatures]]
+
+
+def extract_features(directory: ResolvedPath, entries: list[FileEntry]) -> list[FileFeatures]:
+    """Each entry's features, read beneath the root, with progress by file."""
+    features = []
+    for number, entry in enumerate(entries):
+        checkpoint()
+        report(number, len(entries), f"indexing {entry.path}")
+        features.append(features_of(directory, entry))
+    return features
 
 
 def features_of(directory: ResolvedPath, entry: FileEntry) -> FileFeatures:
@@ -192,20 +207,24 @@ class FileIndex:
 
     @classmethod
     def build(
-        cls, directory: ResolvedPath, files: list[FileEntry], known: dict[str, FileFeatures] | None = None
+        cls,
+        directory: ResolvedPath,
+        files: list[FileEntry],
+        known: dict[str, FileFeatures] | None = None,
+        *,
+        extract: Extractor | None = None,
     ) -> FileIndex:
-        """Index `files`, reusing from `known` (path -> features) every file whose size and mtime are unchanged."""
+        """Index `files`, reusing from `known` (path -> features) every file whose size and mtime are
+        unchanged; the others are read by `extract` (the server's runs in a worker), else here."""
         kept = [f for f in files if f.type not in _SKIPPED_TYPES]
-        features: list[FileFeatures] = []
-        for number, entry in enumerate(kept):
-            checkpoint()
+        reused: dict[str, FileFeatures] = {}
+        for entry in kept:
             old = (known or {}).get(entry.path)
             if old is not None and (old.size, old.mtime_ns, old.type) == (entry.size, entry.mtime_ns, entry.type):
-                features.append(old)
-                continue
-            report(number, len(kept), f"indexing {entry.path}")
-            features.append(features_of(directory, entry))
-        return cls(kept, features)
+                reused[entry.path] = old
+        missing = [entry for entry in kept if entry.path not in reused]
+        fresh = iter((extract or extract_features)(directory, missing) if missing else [])
+        return cls(kept, [reused.get(entry.path) or next(fresh) for entry in kept])
 
     def bm25(self, query_terms: list[str] | tuple[str, ...]) -> np.ndarray:
         """One BM25 score per file (zeros when no term is known)."""

@@ -20,7 +20,7 @@ from ..config import Settings
 from ..files.artifacts import LruCache
 from ..files.roots import ResolvedPath, Roots
 from .collection import FileEntry
-from .fileindex import FileFeatures, FileIndex, load_features
+from .fileindex import Extractor, FileFeatures, FileIndex, load_features
 
 logger = logging.getLogger(__name__)
 
@@ -73,10 +73,11 @@ class RepoIndexStore:
         for rel, feature in self.stored(directory).items():
             types.setdefault((f"{prefix}/{rel}", feature.size, feature.mtime_ns), feature.type)
 
-    def index(self, directory: ResolvedPath, files: list[FileEntry]) -> FileIndex:
-        """The index of `files`: stored features where unchanged, the rest read now; saved when anything changed."""
+    def index(self, directory: ResolvedPath, files: list[FileEntry], *, extract: Extractor | None = None) -> FileIndex:
+        """The index of `files`: stored features where unchanged, the rest read now (by `extract`); saved when
+        anything changed."""
         known = self.stored(directory)
-        built = FileIndex.build(directory, files, known)
+        built = FileIndex.build(directory, files, known, extract=extract)
         fresh = {f.path: f for f in built.features}
         changed = len(fresh) != len(known) or any(known.get(p) is not f for p, f in fresh.items())
         if changed:

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from ..answers.as_lines import lines_instead
 from ..directory import needlesearch
-from ..directory.collection import Inventory, build_inventory
+from ..directory.collection import FileEntry, Inventory, build_inventory
+from ..directory.fileindex import FileFeatures, extract_features
 from ..errors import UnsupportedArtifact
 from ..evidence import Hit
 from ..files import safeopen
@@ -120,6 +121,10 @@ def diff(old: str, new: str, old_label: str, new_label: str, context: int) -> Te
 
 def search_folder(base: ResolvedPath, inventory: Inventory, needles: list[str], cap: int) -> tuple[list[Hit], OpResult]:
     return needlesearch.search_folder(base, inventory, needles, cap)
+
+
+def features(base: ResolvedPath, entries: list[FileEntry]) -> list[FileFeatures]:
+    return extract_features(base, entries)
 
 
 def inventory(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from functools import partial
 from stat import S_ISDIR, S_ISREG
-from typing import TypeVar
 
 from . import progress
 from .answers.as_lines import asks_for_lines
@@ -14,9 +13,9 @@ from .answers.read import FileRead, ReadRequest, adopt_intent, opening_extras
 from .answers.resumed import dereference, next_page, verify_pointed
 from .commands.savings import build_trace, card_call, preview_call, read_call
 from .config import HARD_RESPONSE_CAP_TOKENS, MIN_BUDGET_TOKENS, Settings
-from .directory.collection import FileEntry, Inventory
+from .directory.collection import Inventory
 from .directory.collection_read import preview_directory, read_directory
-from .directory.fileindex import FileFeatures, FileIndex, file_index_bytes
+from .directory.fileindex import FileIndex, file_index_bytes
 from .directory.repoindex import RepoIndexStore
 from .errors import BinaryArtifact, BudgetTooSmall, SparsereadError, StaleArtifact
 from .evidence import Hit
@@ -31,7 +30,7 @@ from .gate.delivery import CoverageFn, Delivery
 from .gate.ledger import Ledger
 from .gate.respond import fit_card, fit_preview
 from .gate.route import choose_route
-from .isolation import WorkerPool, shared_pool, tasks, tenant
+from .isolation import WorkerPool, shared_pool, tasks
 from .isolation.opened import OpenedFiles
 from .locate import LocatorSet
 from .locate.base import concept_terms
@@ -50,8 +49,6 @@ from .stores import SessionStore, open_session_store
 from .tokens import TokenCounter
 
 __all__ = ["ReadEngine", "ReadRequest"]
-
-T = TypeVar("T")  # the façade: the request type comes with it
 
 
 class ReadEngine:
@@ -156,14 +153,10 @@ class ReadEngine:
             return self._indexes.get_or_build(inventory.fingerprint, lambda: self._build_index(base, inventory))
 
     def _build_index(self, base: ResolvedPath, inventory: Inventory) -> FileIndex:
-        extract = partial(self._extract_features, label=f"{inventory.root_path or '.'}/")
+        extract = partial(self.files.extract_features, label=f"{inventory.root_path or '.'}/")
         if self.repo_indexes is None:
             return FileIndex.build(base, inventory.files, extract=extract)
         return self.repo_indexes.index(base, inventory.files, extract=extract)
-
-    def _extract_features(self, base: ResolvedPath, entries: list[FileEntry], *, label: str) -> list[FileFeatures]:
-        """What the folder's index needs of each file (terms, definitions, references), read by a worker."""
-        return self.files.work(tasks.features, base, entries, label=label)
 
     # -- tools -------------------------------------------------------------------------------
     def preview(
@@ -179,7 +172,7 @@ class ReadEngine:
         the caller adds to the answer, such as an HTTP session handle)."""
         budget = self._budget(budget_tokens) - reserve_tokens
         session = self.sessions.get(session_key)
-        with session.lock, tenant(session_key):
+        with session.lock, self.files.isolated(session_key):
             started = time.monotonic()
             preview = self._preview(session, path, intent, budget)
             session.record_call(preview_call(preview, time.monotonic() - started))
@@ -241,7 +234,7 @@ class ReadEngine:
         caller adds, such as an HTTP session handle)."""
         budget = self._budget(request.budget_tokens) - reserve_tokens
         session = self.sessions.get(session_key)
-        with session.lock, tenant(session_key):
+        with session.lock, self.files.isolated(session_key):
             started = time.monotonic()
             try:
                 pack = self._read(session, request, budget)
@@ -294,7 +287,7 @@ class ReadEngine:
         `reserve_tokens`."""
         budget = self._budget(budget_tokens) - reserve_tokens
         session = self.sessions.get(session_key)
-        with session.lock, tenant(session_key):
+        with session.lock, self.files.isolated(session_key):
             started = time.monotonic()
             wanted = self.roots.resolve(path).relative if path else None
             changed = sorted(p for p in session.seen if (wanted is None or p == wanted) and self._changed(session, p))
@@ -322,15 +315,10 @@ class ReadEngine:
             return True
 
     def search_folder(self, inventory: Inventory, needles: list[str]) -> tuple[list[Hit], OpResult]:
-        """Every match of the needles under the inventory's folder, searched by a worker."""
-        base = self.roots.resolve(inventory.root_path or ".")
-        cap = self.settings.search_max_file_bytes
-        label = f"{inventory.root_path or '.'}/"
-        return self.files.work(tasks.search_folder, base, inventory, needles, cap, label=label)
+        return self.files.search_folder(inventory, needles)
 
     def diff(self, old: str, new: str, *, old_label: str, new_label: str, context: int, label: str) -> TextDiff:
-        """A bounded line diff of two texts, computed in a worker (difflib is quadratic on hostile input)."""
-        return self.files.work(tasks.diff, old, new, old_label, new_label, context, label=label)
+        return self.files.diff(old, new, old_label=old_label, new_label=new_label, context=context, label=label)
 
     # -- one file ----------------------------------------------------------------------------
     def _file_read(

@@ -95,17 +95,16 @@ from pathlib import Path
 from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
 from sparseread_mcp.deadline import deadline
 from sparseread_mcp.errors import SparsereadError
-from sparseread_mcp.locate.patterns import NeedlePattern
 
 started, attack_done, outcome = threading.Event(), threading.Event(), []
-count = NeedlePattern.count
-
-def count_and_signal(self, text):
-    started.set()
-    return count(self, text)
-
-NeedlePattern.count = count_and_signal
 engine = ReadEngine(Settings(roots=(Path(sys.argv[1]),)))
+count = engine.files._count_patterns  # sends the patterns to a worker
+
+def count_and_signal(*args):
+    started.set()
+    return count(*args)
+
+engine.files._count_patterns = count_and_signal
 
 def attack():
     try:
@@ -129,8 +128,9 @@ print(outcome[0] if outcome else "no error")
 
 
 def test_another_session_is_answered_while_a_regex_needle_runs(runs: Path) -> None:
-    """Two reading sessions in two worker threads, as the server runs two HTTP sessions' calls: `re` held
-    the GIL for the whole match, so the other session waited (10 of 12 probes failed); `regex` releases it.
+    """Two reading sessions in two threads, as the server runs two HTTP sessions' calls: `re` held the GIL
+    for the whole match, so the other session waited (10 of 12 probes failed); now the match runs in a
+    worker process.
     (Two in-memory clients of one server share the stdio-style "connection" session, and with it its lock.)"""
     done = subprocess.run(
         [sys.executable, "-c", _TWO_SESSIONS, str(runs), CATASTROPHIC],

@@ -8,7 +8,7 @@ from ..gate.delivery import Extras, likeliest_region
 from ..gate.sparse import deliver_sparse
 from ..locate import LocatorSet
 from ..locate.base import Locator, build_query
-from ..locate.patterns import MAX_COUNT
+from ..locate.patterns import MAX_COUNT, count_matches
 from ..models import EvidencePack, Intent, OpResult, Selection
 from ..protocol import actions
 from ..protocol.intents import query_for
@@ -98,8 +98,7 @@ def count_of(parsed: ParsedArtifact, intent: Intent) -> OpResult:
     folded = text.casefold()
     total = sum(folded.count(n.casefold()) for n in literal)
     provenance = [f"case-insensitive occurrences of {', '.join(map(repr, literal))}"] if literal else []
-    for pattern in patterns:
-        matches = pattern.count(text)
+    for pattern, matches in zip(patterns, count_matches(patterns, [text])[0], strict=True):
         total += matches
         bound = f" (counting stops at {MAX_COUNT:,})" if matches >= MAX_COUNT else ""
         provenance.append(f"non-overlapping matches of {pattern.needle}{bound}")

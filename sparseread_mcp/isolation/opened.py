@@ -4,22 +4,29 @@ fingerprint and no parse. What a worker sends back is the parse; a table's datab
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import TypeVar
 
 from .. import progress
 from ..config import Settings
+from ..directory.collection import FileEntry, Inventory
+from ..directory.fileindex import FileFeatures
+from ..evidence import Hit
 from ..files.artifacts import Artifact, LruCache
 from ..files.indexcache import IndexCache
 from ..files.large import StreamedRange
 from ..files.revisions import Revisions
 from ..files.roots import ResolvedPath, Roots
+from ..files.textdiff import TextDiff
+from ..locate.patterns import counted_by
+from ..models import OpResult
 from ..readers.base import ParsedArtifact, Reader, parsed_bytes
 from ..readers.registry import ReaderRegistry
 from ..readers.table_query import TableQueries
 from . import tasks
-from .pool import WorkerPool
+from .pool import WorkerPool, tenant
 
 T = TypeVar("T")
 
@@ -57,6 +64,31 @@ class OpenedFiles:
     def work(self, task: Callable[..., T], *args: object, label: str) -> T:
         """`task(*args)` in a worker, under the call's deadline (outside a call: the call time limit)."""
         return self.workers.run(task, *args, label=label, seconds=self.settings.call_timeout_seconds)
+
+    @contextmanager
+    def isolated(self, session_key: str) -> Iterator[None]:
+        """A call's work on untrusted input: its workers count against the session's share, and the user's
+        regex needles are matched in a worker too."""
+        with tenant(session_key), counted_by(self._count_patterns):
+            yield
+
+    def _count_patterns(self, needles: tuple[str, ...], texts: tuple[str, ...], allowed: float) -> list[list[int]]:
+        label = f"the needles {', '.join(needles)[:80]}"
+        return self.work(tasks.count_patterns, needles, texts, allowed, label=label)
+
+    def search_folder(self, inventory: Inventory, needles: list[str]) -> tuple[list[Hit], OpResult]:
+        """Every match of the needles under the inventory's folder, searched by a worker."""
+        base = self.roots.resolve(inventory.root_path or ".")
+        cap = self.settings.search_max_file_bytes
+        return self.work(tasks.search_folder, base, inventory, needles, cap, label=f"{inventory.root_path or '.'}/")
+
+    def diff(self, old: str, new: str, *, old_label: str, new_label: str, context: int, label: str) -> TextDiff:
+        """A bounded line diff of two texts, computed in a worker (difflib is quadratic on hostile input)."""
+        return self.work(tasks.diff, old, new, old_label, new_label, context, label=label)
+
+    def extract_features(self, base: ResolvedPath, entries: list[FileEntry], *, label: str) -> list[FileFeatures]:
+        """What a folder's index needs of each file (terms, definitions, references), read by a worker."""
+        return self.work(tasks.features, base, entries, label=label)
 
     def stream(self, location: ResolvedPath, first: int, last: int) -> StreamedRange:
         return self.work(tasks.read_lines, location, first, last, label=location.relative)

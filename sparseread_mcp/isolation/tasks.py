@@ -22,6 +22,7 @@ from ..files.artifacts import Artifact, load_artifact
 from ..files.large import StreamedRange, stream_range
 from ..files.roots import ResolvedPath
 from ..files.textdiff import TextDiff, line_diff
+from ..locate.patterns import count_here
 from ..models import OpResult
 from ..readers.base import ParsedArtifact, Passage, PassageKind, Reader
 from ..readers.registry import ReaderRegistry
@@ -121,6 +122,10 @@ def diff(old: str, new: str, old_label: str, new_label: str, context: int) -> Te
 
 def search_folder(base: ResolvedPath, inventory: Inventory, needles: list[str], cap: int) -> tuple[list[Hit], OpResult]:
     return needlesearch.search_folder(base, inventory, needles, cap)
+
+
+def count_patterns(needles: tuple[str, ...], texts: tuple[str, ...], allowed: float) -> list[list[int]]:
+    return count_here(needles, texts, allowed)
 
 
 def features(base: ResolvedPath, entries: list[FileEntry]) -> list[FileFeatures]:

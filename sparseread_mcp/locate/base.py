@@ -8,7 +8,7 @@ from typing import Literal, Protocol
 
 from ..readers.base import ParsedArtifact
 from .concepts import Concept, expansion_terms, named_concepts
-from .patterns import NeedlePattern, compile_needle
+from .patterns import NeedlePattern, compile_needle, count_matches
 from .terms import terms
 
 
@@ -149,11 +149,11 @@ def needle_hits(parsed: ParsedArtifact, query: Query) -> dict[int, int]:
     if not (query.needles or query.patterns):
         return hits
     lowered = [n.casefold() for n in query.needles]
-    for passage in parsed.passages:
-        text = parsed.text_of(passage)
+    texts = [parsed.text_of(passage) for passage in parsed.passages]
+    matched = count_matches(query.patterns, texts) if query.patterns else [[] for _ in texts]
+    for passage, text, pattern_counts in zip(parsed.passages, texts, matched, strict=True):
         folded = text.casefold()
-        count = sum(folded.count(n) for n in lowered)
-        count += sum(p.count(text) for p in query.patterns)
+        count = sum(folded.count(n) for n in lowered) + sum(pattern_counts)
         if count:
             hits[passage.index] = count
     return hits

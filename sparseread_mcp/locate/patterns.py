@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import regex
@@ -60,11 +61,12 @@ class NeedlePattern:
                 return True  # the leftmost match; one in the overlap is the next window's
         return False
 
-    def count(self, text: str) -> int:
-        """Non-empty matches in `text`, at most MAX_COUNT (a pattern matching empty text marks no passage)."""
+    def count(self, text: str, *, cap: float | None = None) -> int:
+        """Non-empty matches in `text`, at most MAX_COUNT (a pattern matching empty text marks no passage);
+        `cap`: seconds of matching the call may still spend (default MATCH_SECONDS)."""
         found = resume = 0  # resume: where the last counted match ended, as one pass over the text would
         for pos, endpos, before in _windows(len(text)):
-            with self._timed(text) as seconds:
+            with self._timed(text, cap) as seconds:
                 for match in self.compiled.finditer(text, max(pos, resume), endpos, timeout=seconds):
                     if match.start() >= before:
                         break  # the next window counts it, with the text after it in view
@@ -76,23 +78,64 @@ class NeedlePattern:
         return found
 
     @contextmanager
-    def _timed(self, text: str) -> Iterator[float]:
+    def _timed(self, text: str, cap: float | None = None) -> Iterator[float]:
         """The step's timeout (what is left of the call's matching time); its time is then counted, and a
         timeout becomes PatternTooSlow. No checkpoint here, which would ask anyio about cancellation on
         every line: a call past its limit gets a tiny timeout, and the TimedOut is raised below."""
         started = time.monotonic()
+        cap = MATCH_SECONDS if cap is None else cap
         try:
-            yield max(0.01, deadline.allowance(_KIND, MATCH_SECONDS))
+            yield max(0.01, deadline.allowance(_KIND, cap))
         except TimeoutError:
             deadline.checkpoint()  # the call's own limit (or a cancellation) is the better answer when it fired
             raise PatternTooSlow(
-                f"needle {_short(self.needle)} was stopped: regex matching may take {MATCH_SECONDS:g} s of a call "
+                f"needle {_short(self.needle)} was stopped: regex matching may take {cap:.3g} s of a call "
                 f"(less when the call's limit is nearer), and it ran out on a text of {len(text):,} characters. "
                 "Nested or overlapping repeats such as (a+)+ backtrack without end: use a plain needle, a simpler "
                 "pattern or a narrower target"
             ) from None
         finally:
             deadline.spend(_KIND, time.monotonic() - started)
+
+
+#: Counts every pattern in every text: (needles as written, texts, seconds of matching allowed) -> one row
+#: of counts per text. The server installs one that runs in a worker process (`counted_by`).
+PatternCounter = Callable[[tuple[str, ...], tuple[str, ...], float], list[list[int]]]
+_COUNTER: ContextVar[PatternCounter | None] = ContextVar("sparseread_pattern_counter", default=None)
+
+
+@contextmanager
+def counted_by(counter: PatternCounter) -> Iterator[None]:
+    """Match the user's patterns with `counter` inside this block (the server: in a worker)."""
+    token = _COUNTER.set(counter)
+    try:
+        yield
+    finally:
+        _COUNTER.reset(token)
+
+
+def count_matches(patterns: Sequence[NeedlePattern], texts: Sequence[str]) -> list[list[int]]:
+    """Matches of each pattern in each text (a row per text), within what is left of the call's matching
+    time; through the installed counter (a worker) when there is one, else here."""
+    if not patterns:
+        return [[] for _ in texts]
+    counter = _COUNTER.get()
+    if counter is None:
+        return [[pattern.count(text) for pattern in patterns] for text in texts]
+    allowed = deadline.allowance(_KIND, MATCH_SECONDS)
+    started = time.monotonic()
+    try:
+        return counter(tuple(p.needle for p in patterns), tuple(texts), allowed)
+    finally:
+        deadline.spend(_KIND, time.monotonic() - started)
+
+
+def count_here(needles: tuple[str, ...], texts: tuple[str, ...], allowed: float) -> list[list[int]]:
+    """The worker's side of `count_matches`: compile the needles here and count, all of it within
+    `allowed` seconds of matching."""
+    compiled = [compile_needle(needle) for needle in needles]
+    with deadline.deadline(allowed + 60):  # the call's own limit is the server's to enforce (it kills us)
+        return [[pattern.count(text, cap=allowed) for pattern in compiled] for text in texts]
 
 
 def _windows(length: int) -> Iterator[tuple[int, int, int]]:

@@ -143,3 +143,18 @@ async def test_a_sparse_file_of_a_hundred_gigabytes_gets_a_card_and_a_typed_refu
     assert not card.result.is_error, card.text
     assert "sample" in card.text  # fingerprinted from a sample, within the call, and said so
     assert typed(line) and line.result.is_error and "line 1 alone" in line.text
+
+
+async def test_a_worker_that_a_hostile_pdf_filled_is_not_reused_for_the_next_file(tmp_path: Path) -> None:
+    """One worker only: the fan-out PDF leaves its parser's memory behind, so the next file, however small,
+    must get a fresh worker, not that one (it answered a 40-byte file with "needs more than 1024 MiB")."""
+    pytest.importorskip("pymupdf")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "fanout.pdf").write_bytes(fan_out_pdf(10, 8))
+    with hostile_server(root, tmp_path, "--workers", "1") as url, anyio.fail_after(240):
+        async with Client(f"{url}/mcp") as client:
+            hostile = await client.call_tool("sro_preview", {"path": "fanout.pdf"})
+            after = [await client.call_tool("sro_read", {"target": "probe.md#L3"}) for _ in range(3)]
+    assert hostile.is_error
+    assert all(not r.is_error and "PROBE-MARK-7" in str(r.structured_content) for r in after), after

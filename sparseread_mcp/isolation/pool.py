@@ -184,11 +184,12 @@ class WorkerPool:
         except BaseException:
             self._discard(worker, key)
             raise
-        if reply[0] in _SPENT or worker.tasks >= MAX_TASKS_PER_WORKER:
+        kind, value, retire = reply
+        if retire or kind in _SPENT or worker.tasks >= MAX_TASKS_PER_WORKER:
             self._discard(worker, key)  # what a failed parse left (native memory) dies with its process
         else:
             self._release(worker, key)
-        result: T = self._unwrap(reply, label)
+        result: T = self._unwrap(kind, value, label)
         return result
 
     # -- workers ---------------------------------------------------------------------------
@@ -254,7 +255,7 @@ class WorkerPool:
     # -- one task --------------------------------------------------------------------------
     def _exchange(
         self, worker: _Worker, task: Callable[..., Any], args: tuple[Any, ...], label: str, seconds: float
-    ) -> tuple[str, Any]:
+    ) -> tuple[str, Any, bool]:
         started = time.monotonic()
         worker.tasks += 1
         self.stats.tasks += 1
@@ -269,7 +270,7 @@ class WorkerPool:
                     except TimedOut as exc:
                         self.stats.killed += 1
                         raise TimedOut(f"reading {label}: {exc}") from exc
-                reply: tuple[str, Any] = worker.conn.recv()
+                reply = worker.conn.recv()
                 if reply[0] != "progress":
                     break
                 progress.report(*reply[1])
@@ -279,10 +280,10 @@ class WorkerPool:
                 f"the reader crashed on {label} (its worker process died; a worker may use {self.memory_mb} MiB): "
                 f"the server goes on; read the file by lines ({label}#L1-L200)"
             ) from exc
-        return reply
+        kind, value, retire = reply
+        return str(kind), value, bool(retire)
 
-    def _unwrap(self, reply: tuple[str, Any], label: str) -> Any:
-        kind, value = reply
+    def _unwrap(self, kind: str, value: Any, label: str) -> Any:
         if kind == "ok":
             return value
         if kind == "error":

@@ -29,8 +29,9 @@ from ..readers.table_files import OWNER_PID_VARIABLE
 REQUEST = struct.Struct("=qq")
 ANSWER = struct.Struct("=q")
 
-#: Replies: ("ok", value), ("error", SparsereadError), ("memory", None), ("failed", "Type: first line"),
-#: and, before one of those, any number of ("progress", (value, total, message)).
+#: A task's outcome: ("ok", value), ("error", SparsereadError), ("memory", None), ("failed", "Type: line").
+#: It is sent with a third element, whether the worker asks to be retired; before it, any number of
+#: ("progress", (value, total, message)).
 Reply = tuple[str, Any]
 
 
@@ -40,20 +41,24 @@ def serve(conn: Connection, memory_mb: int, owner_pid: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C at a terminal is the server's to handle
     os.environ[OWNER_PID_VARIABLE] = str(owner_pid)  # its table folders belong to the server
     limit_memory(memory_mb)
+    # Past this growth the worker asks to be retired after its answer: a parser may keep what it allocated
+    # (PyMuPDF's caches after a failed extraction), and the next file should not inherit it.
+    retire_at = data_segment_bytes() + (memory_mb or 1024) * 1024 * 1024 // 2
     while True:
         try:
             task, args = conn.recv()
         except (EOFError, OSError):
             return
         except Exception as exc:  # a task this interpreter cannot import (a plugin's reader): say so
-            conn.send(("failed", f"the worker cannot load the reader ({type(exc).__name__}: {str(exc)[:160]})"))
+            conn.send(("failed", f"the worker cannot load the reader ({type(exc).__name__}: {str(exc)[:160]})", False))
             continue
         with progress.reporting(partial(_send_progress, conn)):
-            reply = run_task(task, args)
+            kind, value = run_task(task, args)
+        retire = data_segment_bytes() > retire_at
         try:
-            conn.send(reply)
+            conn.send((kind, value, retire))
         except (pickle.PicklingError, TypeError, AttributeError) as exc:
-            conn.send(("failed", f"the answer could not cross to the server ({type(exc).__name__})"))
+            conn.send(("failed", f"the answer could not cross to the server ({type(exc).__name__})", True))
         except (BrokenPipeError, OSError):
             return
 

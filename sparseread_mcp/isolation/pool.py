@@ -129,6 +129,7 @@ class _Zygote:
             stdin=subprocess.DEVNULL,
             stdout=sys.stderr.fileno() if _has_fileno(sys.stderr) else subprocess.DEVNULL,  # stdout is the wire
             start_new_session=True,  # a terminal's Ctrl-C goes to the server, which stops the workers
+            env={**os.environ, **_ONE_THREAD},
         )
         theirs.close()
         self._control = ours
@@ -155,6 +156,10 @@ def _has_fileno(stream: object) -> bool:
     except (AttributeError, OSError, ValueError):  # pytest's capture, a StringIO
         return False
 
+
+#: Numeric libraries start thread pools on import; a process that forks must have none (a forked child
+#: inherits a pool's locks but not its threads), and a worker parses one file at a time anyway.
+_ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 _ZYGOTE = _Zygote()
 

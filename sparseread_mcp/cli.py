@@ -12,7 +12,7 @@ from typing import TypeAlias
 
 from . import __version__
 from .config import LOCATION_CHOICES, Settings, store_setting
-from .errors import SparsereadError
+from .errors import ConfigError, SparsereadError
 from .serve.logs import configure as configure_logs
 
 logger = logging.getLogger("sparseread_mcp")
@@ -43,6 +43,13 @@ def _serving_options(parser: argparse.ArgumentParser) -> None:
         "(or SPARSEREAD_STORE)",
     )
     parser.add_argument(
+        "--session",
+        dest="session_name",
+        metavar="NAME",
+        help="stdio: this client's session name; with --store, a later server given the same name resumes it "
+        "(default: a new session for every server; or SPARSEREAD_SESSION)",
+    )
+    parser.add_argument(
         "--cache-dir", help="derived files and parsed indexes; replicas may share one (or SPARSEREAD_CACHE_DIR)"
     )
     parser.add_argument("--token", help="require `Authorization: Bearer TOKEN` on HTTP (or SPARSEREAD_TOKEN)")
@@ -70,8 +77,52 @@ def _serving_options(parser: argparse.ArgumentParser) -> None:
         help="memory ceiling of the server process in MiB; a call that would pass it gets an error "
         "(default 0: none, or SPARSEREAD_MAX_MEMORY_MB)",
     )
+    _fairness_options(parser)
     parser.add_argument("--allow-host", action="append", default=[], help="extra allowed Host header (repeatable)")
     parser.add_argument("--allow-origin", action="append", default=[], help="extra allowed Origin (repeatable)")
+
+
+#: Flags of the serving limits: (flag, type, help); each sets the Settings field of the same name.
+_LIMITS: tuple[tuple[str, type, str], ...] = (
+    ("--max-calls", int, "calls running at once, server-wide (default 32, or SPARSEREAD_MAX_CALLS)"),
+    (
+        "--max-calls-per-session",
+        int,
+        "calls of one session running at once; its others wait (default 4, or SPARSEREAD_MAX_CALLS_PER_SESSION)",
+    ),
+    (
+        "--max-http-sessions",
+        int,
+        "stateful HTTP sessions at most; past it the least recently used idle one is ended (default 1024, or "
+        "SPARSEREAD_MAX_HTTP_SESSIONS)",
+    ),
+    (
+        "--max-http-sessions-per-client",
+        int,
+        "stateful HTTP sessions of one client (credential and address) at most (default 256, or "
+        "SPARSEREAD_MAX_HTTP_SESSIONS_PER_CLIENT)",
+    ),
+    (
+        "--session-idle-timeout",
+        float,
+        "end a stateful HTTP session after this many seconds without a request (default 900, or "
+        "SPARSEREAD_SESSION_IDLE_TIMEOUT)",
+    ),
+    ("--max-streams", int, "open GET event streams at most (default 128, or SPARSEREAD_MAX_STREAMS)"),
+    (
+        "--max-streams-per-client",
+        int,
+        "open GET event streams of one client at most (default 32, or SPARSEREAD_MAX_STREAMS_PER_CLIENT)",
+    ),
+)
+#: Flags whose Settings field has another name than the flag.
+_FIELD_OF = {"session_idle_timeout": "session_idle_seconds"}
+
+
+def _fairness_options(parser: argparse.ArgumentParser) -> None:
+    """How calls, HTTP sessions and event streams are shared between clients."""
+    for flag, kind, text in _LIMITS:
+        parser.add_argument(flag, type=kind, help=text)
 
 
 #: The subcommand registry argparse hands out (its type is private to argparse).
@@ -179,6 +230,12 @@ def settings_from(args: argparse.Namespace) -> Settings:
     for name in ("allow_unauthenticated", "max_connections", "max_memory_mb"):
         if getattr(args, name, None) is not None:
             changes[name] = getattr(args, name)
+    for flag, _, _ in _LIMITS:
+        name = flag.removeprefix("--").replace("-", "_")
+        if getattr(args, name, None) is not None:
+            changes[_FIELD_OF.get(name, name)] = getattr(args, name)
+    if getattr(args, "session_name", None):
+        changes["session"] = args.session_name
     if getattr(args, "header_timeout", None) is not None:
         changes["header_timeout_seconds"] = args.header_timeout
     if getattr(args, "allow_host", None):
@@ -218,6 +275,11 @@ def _serve(settings: Settings, *, http: bool) -> int:
     if http:
         from .serve.http_app import check_exposure
 
+        if settings.session:
+            raise ConfigError(
+                "--session (SPARSEREAD_SESSION) names the one stdio client's session; over HTTP every client gets "
+                "its own: leave it out with --http"
+            )
         check_exposure(settings)  # before anything is built: a refused server fails at once
     # At server start, not on import: a library user's process keeps its own limits.
     apply_memory_ceiling(settings.max_memory_mb)
@@ -250,6 +312,7 @@ def http_banner(settings: Settings) -> str:
 def _run_command(args: argparse.Namespace, settings: Settings) -> int:
     from .engine import ReadEngine, ReadRequest
     from .models import EvidencePack, Intent, Preview
+    from .serve.identity import own_session_key
 
     if args.command == "compact":
         return _compact(args, settings)
@@ -283,22 +346,24 @@ def _run_command(args: argparse.Namespace, settings: Settings) -> int:
     engine = ReadEngine(settings)
     as_json = getattr(args, "json", False)
     result: Preview | EvidencePack
+    # Like a stdio server: its own session, or (with a store) the one --session names.
+    key = own_session_key(settings)
     if args.command == "preview":
-        result = engine.preview("cli", args.path)
+        result = engine.preview(key, args.path)
     elif args.command == "verify":
-        result = engine.read("cli", ReadRequest(target=args.pointer, action="verify"))
+        result = engine.read(key, ReadRequest(target=args.pointer, action="verify"))
     else:
         intent = Intent(goal=args.goal, needles=args.needle or None) if (args.goal or args.needle) else None
         request = ReadRequest(
             target=args.target, action=args.action, intent=intent, view=args.view, budget_tokens=args.budget_tokens
         )
-        result = engine.read("cli", request)
+        result = engine.read(key, request)
     while True:
         print(result.model_dump_json(indent=2, exclude_none=True) if as_json else _human(result))
         # One process is one session, so a cursor cannot outlive it: follow it here.
         if not isinstance(result, EvidencePack) or not result.cursor:
             return 0
-        result = engine.read("cli", ReadRequest(target=result.episode.artifact.path, cursor=result.cursor))
+        result = engine.read(key, ReadRequest(target=result.episode.artifact.path, cursor=result.cursor))
 
 
 def _human(result: object) -> str:

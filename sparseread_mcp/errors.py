@@ -14,7 +14,8 @@ SparsereadError
 │  └─ PatternTooSlow    a regex needle used up its matching time (catastrophic backtracking)
 ├─ ConfigError          a bad setting (names the flag or variable and the bad value)
 ├─ OutOfMemory          a call ran past the server's memory ceiling (the server goes on serving)
-└─ StoreUnavailable     the session store cannot be written: sessions go on in memory only
+├─ StoreUnavailable     the session store cannot be written: sessions go on in memory only
+└─ ServerBusy           a call found no place to run before its time limit (its session's share, or all)
 ```
 
 Messages are written for the model that has to act on them: what failed, the offending value,
@@ -78,3 +79,7 @@ class StoreUnavailable(SparsereadError):
 
 class PatternTooSlow(IntentError):
     """A regex needle used up its matching time in a call: the message names it and suggests a plain needle."""
+
+
+class ServerBusy(SparsereadError):
+    """A call could not start within its time limit: its session's share of calls, or every place, was taken."""

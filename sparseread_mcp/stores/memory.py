@@ -35,6 +35,10 @@ class MemorySessionStore:
         """Why sessions are not being persisted right now (a persistent store that fails), else None."""
         return None
 
+    def drop(self, key: str) -> None:
+        with self._lock:
+            self._sessions.pop(key, None)
+
     def keys(self) -> list[str]:
         """The sessions this store holds, for `sparseread-mcp trace`."""
         with self._lock:

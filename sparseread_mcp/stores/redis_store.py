@@ -185,6 +185,13 @@ class RedisSessionStore:
             f"this session kept changing on other replicas ({_ATTEMPTS} merges in a row): retry the call"
         )
 
+    def drop(self, key: str) -> None:
+        with self._lock:
+            self._local.pop(key, None)
+        with self._reachable():
+            self._redis.delete(self._key(key))
+            self._redis.zrem(self._index, self._key(key))
+
     def keys(self) -> list[str]:
         start = len(self._key(""))
         with self._reachable():

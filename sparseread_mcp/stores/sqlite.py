@@ -160,6 +160,25 @@ class SqliteSessionStore:
                 db.execute("ROLLBACK")
             raise
 
+    def drop(self, key: str) -> None:
+        self._memory.drop(key)
+        if self._db is None:
+            return
+        try:
+            with self._write:
+                db = self._db
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    db.execute("DELETE FROM sessions WHERE key = ?", (key,))
+                    db.execute("DELETE FROM episodes WHERE session = ?", (key,))
+                    db.execute("COMMIT")
+                except BaseException:
+                    if db.in_transaction:
+                        db.execute("ROLLBACK")
+                    raise
+        except sqlite3.Error as exc:
+            self._failed("written", exc)
+
     def keys(self) -> list[str]:
         stored: list[str] = []
         if self._db is not None:

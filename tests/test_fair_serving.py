@@ -26,7 +26,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from test_mcp_transports import running_http_server
 
-from sparseread_mcp import ReadEngine, Settings
+from sparseread_mcp import ReadEngine, ReadRequest, Settings
 from sparseread_mcp.deadline import checkpoint
 from sparseread_mcp.serve.http_app import build_http_app
 from sparseread_mcp.serve.server import create_server
@@ -60,6 +60,15 @@ class SlowEngine(ReadEngine):
     def preview(self, session_key: str, path: str, *args: Any, **kwargs: Any) -> Any:
         if path != SLOW:
             return super().preview(session_key, path, *args, **kwargs)
+        self._block(session_key)
+
+    def read(self, session_key: str, request: ReadRequest, *args: Any, **kwargs: Any) -> Any:
+        """A verification of a pointer into `slow.md` is slow too (as a diff of a huge file was)."""
+        if request.action == "verify" and request.target.startswith(SLOW):
+            self._block(session_key)
+        return super().read(session_key, request, *args, **kwargs)
+
+    def _block(self, session_key: str) -> None:
         with self.sessions.get(session_key).lock if self.hold_session else threading.Lock():
             with self._lock:
                 self.started += 1
@@ -264,3 +273,42 @@ async def test_a_flood_of_initialize_requests_locks_nobody_out(tmp_path: Path, m
         await _fresh_clients_are_answered(base)
     assert all(opened), "an initialize was refused although idle sessions could be ended"
     assert oldest.status_code == 404, "the least recently used idle session was kept past the limit"
+
+
+def _transcript_citing(pointer: str, steps: int = 6) -> list[dict[str, object]]:
+    """An agent's history whose sro_read results cite `pointer`: compacting it verifies the pointer."""
+    messages: list[dict[str, object]] = [{"role": "user", "content": "Find the turbine speed."}]
+    for i in range(steps):
+        call = {"id": f"c{i}", "type": "function", "function": {"name": "sro_read", "arguments": '{"target": "x"}'}}
+        messages.append({"role": "assistant", "content": f"Reading part {i}.", "tool_calls": [call]})
+        body = "\n".join(f"item {k} of part {i}: the turbine spins, see {pointer}" for k in range(30))
+        messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": body})
+    return messages
+
+
+async def test_one_clients_compaction_never_waits_behind_anothers(tmp_path: Path) -> None:
+    """Before: every compaction verified its pointers in one reading session shared by every client, so
+    a client whose transcript cited a file that is slow to verify held up every other client's
+    compaction. Now each compaction verifies in a session of its own."""
+    settings = Settings(roots=(_root(tmp_path),), call_timeout_seconds=10 * HANG_GUARD)
+    engine = SlowEngine(settings, running=1, hold_session=True)
+    options = {"keep_last": 0, "min_interactions": 0, "min_tokens": 0, "tau": 0.0}
+    slow = {"messages": _transcript_citing(f"{SLOW}@sha256:0123456789ab#L1"), **options}
+    quick = {"messages": _transcript_citing("notes.md@sha256:0123456789ab#L1"), **options}
+    with anyio.fail_after(HANG_GUARD):
+        async with (
+            serving(settings, engine) as url,
+            legacy_client(url) as first,
+            legacy_client(url) as second,
+            anyio.create_task_group() as tasks,
+        ):
+            try:
+                tasks.start_soon(first.call_tool, "sro_compact", slow)
+                await engine.all_running.wait()
+                answer = await second.call_tool("sro_compact", quick)
+                still_running = not engine.release.is_set()
+                tasks.cancel_scope.cancel()
+            finally:
+                engine.release.set()
+    assert not answer.is_error and answer.structured_content is not None, _text(answer)
+    assert still_running

@@ -162,7 +162,9 @@ def _operating_commands(commands: Commands) -> None:
     bench.add_argument("--max-files", type=int, default=12, help="files of a directory to bench, largest first (12)")
     _common(bench)
     trace = commands.add_parser("trace", help="what a past server's sessions read, and what it saved (--store)")
-    trace.add_argument("--session", help="only this session key (default: every session in the store)")
+    trace.add_argument(
+        "--session", help="only this session: its key, or the name a server was given (default: every session)"
+    )
     trace.add_argument("--store", default=argparse.SUPPRESS, help="the session store the server ran with")
     trace.add_argument("--calls", type=int, default=12, help="latest calls to list per session (12)")
     _common(trace)
@@ -433,7 +435,10 @@ def _trace(args: argparse.Namespace, settings: Settings) -> int:
         )
         return 2
     sessions = ReadEngine(settings).sessions
-    keys = [args.session] if args.session else sessions.keys()
+    # A session a stdio server was given with --session NAME is stored as `named:NAME`: either names it.
+    keys = sessions.keys()
+    if args.session:
+        keys = [k for k in keys if k in (args.session, f"named:{args.session}")] or [args.session]
     traces = [build_trace(sessions.get(key), recent=args.calls) for key in keys]
     traces = [t for t in traces if t.calls]
     if not traces:

@@ -9,6 +9,7 @@ and every wait is bounded by a generous hang guard only.
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 from collections.abc import AsyncIterator
@@ -312,3 +313,37 @@ async def test_one_clients_compaction_never_waits_behind_anothers(tmp_path: Path
                 engine.release.set()
     assert not answer.is_error and answer.structured_content is not None, _text(answer)
     assert still_running
+
+
+def test_the_serving_limits_come_from_defaults_the_environment_and_flags(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sparseread_mcp.cli import build_parser, settings_from
+    from sparseread_mcp.errors import ConfigError
+
+    for name in [k for k in os.environ if k.startswith("SPARSEREAD_")]:
+        monkeypatch.delenv(name)
+    defaults = Settings()
+    assert (defaults.max_calls, defaults.max_calls_per_session) == (32, 4)
+    assert defaults.max_streams < defaults.max_connections and defaults.session is None
+    monkeypatch.setenv("SPARSEREAD_MAX_CALLS", "12")
+    monkeypatch.setenv("SPARSEREAD_MAX_CALLS_PER_SESSION", "3")
+    monkeypatch.setenv("SPARSEREAD_SESSION_IDLE_TIMEOUT", "60")
+    monkeypatch.setenv("SPARSEREAD_SESSION", "from-env")
+    flags = ["--max-calls-per-session", "2", "--max-streams", "8", "--max-streams-per-client", "4", "--session", "work"]
+    settings = settings_from(build_parser().parse_args(flags))
+    assert (settings.max_calls, settings.max_calls_per_session, settings.session_idle_seconds) == (12, 2, 60.0)
+    assert (settings.max_streams, settings.max_streams_per_client, settings.session) == (8, 4, "work")
+    for bad, named in (
+        ({"max_calls": 2, "max_calls_per_session": 3}, "SPARSEREAD_MAX_CALLS_PER_SESSION=3 is more than"),
+        ({"max_streams": 512}, "SPARSEREAD_MAX_STREAMS=512 must be below SPARSEREAD_MAX_CONNECTIONS"),
+        ({"max_http_sessions_per_client": 0}, "must be at least 1"),
+        ({"session": "../other"}, "is not a session name"),
+    ):
+        with pytest.raises(ConfigError, match=named):
+            Settings(**bad)  # type: ignore[arg-type]
+
+
+def test_an_http_server_refuses_a_session_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from sparseread_mcp.cli import main
+
+    assert main(["--http", "--session", "work", "--root", str(tmp_path)]) == 2
+    assert "over HTTP every client gets its own" in capsys.readouterr().err

@@ -12,7 +12,8 @@ from typing import TypeAlias
 
 from . import __version__
 from .config import LOCATION_CHOICES, Settings, store_setting
-from .errors import ConfigError, SparsereadError
+from .errors import SparsereadError
+from .serve.flags import add_session_options, session_changes
 from .serve.logs import configure as configure_logs
 
 logger = logging.getLogger("sparseread_mcp")
@@ -43,13 +44,6 @@ def _serving_options(parser: argparse.ArgumentParser) -> None:
         "(or SPARSEREAD_STORE)",
     )
     parser.add_argument(
-        "--session",
-        dest="session_name",
-        metavar="NAME",
-        help="stdio: this client's session name; with --store, a later server given the same name resumes it "
-        "(default: a new session for every server; or SPARSEREAD_SESSION)",
-    )
-    parser.add_argument(
         "--cache-dir", help="derived files and parsed indexes; replicas may share one (or SPARSEREAD_CACHE_DIR)"
     )
     parser.add_argument("--token", help="require `Authorization: Bearer TOKEN` on HTTP (or SPARSEREAD_TOKEN)")
@@ -77,52 +71,9 @@ def _serving_options(parser: argparse.ArgumentParser) -> None:
         help="memory ceiling of the server process in MiB; a call that would pass it gets an error "
         "(default 0: none, or SPARSEREAD_MAX_MEMORY_MB)",
     )
-    _fairness_options(parser)
+    add_session_options(parser)
     parser.add_argument("--allow-host", action="append", default=[], help="extra allowed Host header (repeatable)")
     parser.add_argument("--allow-origin", action="append", default=[], help="extra allowed Origin (repeatable)")
-
-
-#: Flags of the serving limits: (flag, type, help); each sets the Settings field of the same name.
-_LIMITS: tuple[tuple[str, type, str], ...] = (
-    ("--max-calls", int, "calls running at once, server-wide (default 32, or SPARSEREAD_MAX_CALLS)"),
-    (
-        "--max-calls-per-session",
-        int,
-        "calls of one session running at once; its others wait (default 4, or SPARSEREAD_MAX_CALLS_PER_SESSION)",
-    ),
-    (
-        "--max-http-sessions",
-        int,
-        "stateful HTTP sessions at most; past it the least recently used idle one is ended (default 1024, or "
-        "SPARSEREAD_MAX_HTTP_SESSIONS)",
-    ),
-    (
-        "--max-http-sessions-per-client",
-        int,
-        "stateful HTTP sessions of one client (credential and address) at most (default 256, or "
-        "SPARSEREAD_MAX_HTTP_SESSIONS_PER_CLIENT)",
-    ),
-    (
-        "--session-idle-timeout",
-        float,
-        "end a stateful HTTP session after this many seconds without a request (default 900, or "
-        "SPARSEREAD_SESSION_IDLE_TIMEOUT)",
-    ),
-    ("--max-streams", int, "open GET event streams at most (default 128, or SPARSEREAD_MAX_STREAMS)"),
-    (
-        "--max-streams-per-client",
-        int,
-        "open GET event streams of one client at most (default 32, or SPARSEREAD_MAX_STREAMS_PER_CLIENT)",
-    ),
-)
-#: Flags whose Settings field has another name than the flag.
-_FIELD_OF = {"session_idle_timeout": "session_idle_seconds"}
-
-
-def _fairness_options(parser: argparse.ArgumentParser) -> None:
-    """How calls, HTTP sessions and event streams are shared between clients."""
-    for flag, kind, text in _LIMITS:
-        parser.add_argument(flag, type=kind, help=text)
 
 
 #: The subcommand registry argparse hands out (its type is private to argparse).
@@ -162,9 +113,7 @@ def _operating_commands(commands: Commands) -> None:
     bench.add_argument("--max-files", type=int, default=12, help="files of a directory to bench, largest first (12)")
     _common(bench)
     trace = commands.add_parser("trace", help="what a past server's sessions read, and what it saved (--store)")
-    trace.add_argument(
-        "--session", help="only this session: its key, or the name a server was given (default: every session)"
-    )
+    trace.add_argument("--session", help="only this session: its key, or the name a server was given with --session")
     trace.add_argument("--store", default=argparse.SUPPRESS, help="the session store the server ran with")
     trace.add_argument("--calls", type=int, default=12, help="latest calls to list per session (12)")
     _common(trace)
@@ -232,12 +181,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
     for name in ("allow_unauthenticated", "max_connections", "max_memory_mb"):
         if getattr(args, name, None) is not None:
             changes[name] = getattr(args, name)
-    for flag, _, _ in _LIMITS:
-        name = flag.removeprefix("--").replace("-", "_")
-        if getattr(args, name, None) is not None:
-            changes[_FIELD_OF.get(name, name)] = getattr(args, name)
-    if getattr(args, "session_name", None):
-        changes["session"] = args.session_name
+    changes.update(session_changes(args))
     if getattr(args, "header_timeout", None) is not None:
         changes["header_timeout_seconds"] = args.header_timeout
     if getattr(args, "allow_host", None):
@@ -277,11 +221,6 @@ def _serve(settings: Settings, *, http: bool) -> int:
     if http:
         from .serve.http_app import check_exposure
 
-        if settings.session:
-            raise ConfigError(
-                "--session (SPARSEREAD_SESSION) names the one stdio client's session; over HTTP every client gets "
-                "its own: leave it out with --http"
-            )
         check_exposure(settings)  # before anything is built: a refused server fails at once
     # At server start, not on import: a library user's process keeps its own limits.
     apply_memory_ceiling(settings.max_memory_mb)
@@ -348,8 +287,7 @@ def _run_command(args: argparse.Namespace, settings: Settings) -> int:
     engine = ReadEngine(settings)
     as_json = getattr(args, "json", False)
     result: Preview | EvidencePack
-    # Like a stdio server: its own session, or (with a store) the one --session names.
-    key = own_session_key(settings)
+    key = own_session_key(settings)  # as a stdio server's: its own, or (with a store) the one --session names
     if args.command == "preview":
         result = engine.preview(key, args.path)
     elif args.command == "verify":

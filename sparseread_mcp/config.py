@@ -95,8 +95,9 @@ class Settings:
     max_http_sessions_per_client: int = 256
     #: A stateful HTTP session with no request for this many seconds is ended, and its reading state dropped.
     session_idle_seconds: float = 900.0
-    #: Open GET event streams at most, in total and per client; more are refused (503 or 429). Fewer than
-    #: `max_connections`, so streams held open never leave no connection for calls and the health check.
+    #: Open GET event streams at most, in total and per client; more are refused (503 or 429). Fitted under
+    #: half of `max_connections` when set higher, so streams held open leave connections for calls and
+    #: the health check.
     max_streams: int = 128
     max_streams_per_client: int = 32
     #: Host and Origin values allowed besides the loopback names (DNS-rebinding protection).
@@ -141,6 +142,11 @@ class Settings:
         self._check_serving_limits()
 
     def _check_serving_limits(self) -> None:
+        if self.max_streams >= self.max_connections > 1:
+            # Fitted under the connection cap (half of it), not refused, as the cache under the memory ceiling:
+            # streams held open must leave connections for calls and /healthz. Frozen, hence object.__setattr__.
+            object.__setattr__(self, "max_streams", self.max_connections // 2)
+            object.__setattr__(self, "max_streams_per_client", min(self.max_streams_per_client, self.max_streams))
         if self.session is not None and not SESSION_NAME.match(self.session):
             raise ConfigError(
                 f"SPARSEREAD_SESSION={self.session[:80]!r} is not a session name: use 1-64 letters, digits, '.', '_' "
@@ -164,11 +170,6 @@ class Settings:
                 raise ConfigError(f"{total_key}={total} and {part_key}={part} must be at least 1")
             if part > total:
                 raise ConfigError(f"{part_key}={part} is more than {total_key}={total}: use at most {total}")
-        if self.max_streams >= self.max_connections:
-            raise ConfigError(
-                f"SPARSEREAD_MAX_STREAMS={self.max_streams} must be below SPARSEREAD_MAX_CONNECTIONS="
-                f"{self.max_connections}: open event streams would leave no connection for calls and /healthz"
-            )
         if not 0 < self.session_idle_seconds <= 7 * 24 * 3600:
             raise ConfigError(
                 f"SPARSEREAD_SESSION_IDLE_TIMEOUT={self.session_idle_seconds} is out of range: "

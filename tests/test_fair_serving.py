@@ -334,12 +334,13 @@ def test_the_serving_limits_come_from_defaults_the_environment_and_flags(monkeyp
     assert (settings.max_streams, settings.max_streams_per_client, settings.session) == (8, 4, "work")
     for bad, named in (
         ({"max_calls": 2, "max_calls_per_session": 3}, "SPARSEREAD_MAX_CALLS_PER_SESSION=3 is more than"),
-        ({"max_streams": 512}, "SPARSEREAD_MAX_STREAMS=512 must be below SPARSEREAD_MAX_CONNECTIONS"),
         ({"max_http_sessions_per_client": 0}, "must be at least 1"),
         ({"session": "../other"}, "is not a session name"),
     ):
         with pytest.raises(ConfigError, match=named):
             Settings(**bad)  # type: ignore[arg-type]
+    fitted = Settings(max_connections=64)  # streams are fitted under the connections, never all of them
+    assert (fitted.max_streams, fitted.max_streams_per_client) == (32, 32)
 
 
 def test_an_http_server_refuses_a_session_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

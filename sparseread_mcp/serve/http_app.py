@@ -43,7 +43,13 @@ def is_loopback(host: str) -> bool:
 
 
 def check_exposure(settings: Settings) -> None:
-    """Refuse to serve the roots to the network without a token, unless told so explicitly."""
+    """Refuse to serve the roots to the network without a token, unless told so explicitly; refuse a
+    session name, which only a stdio server's one client has."""
+    if settings.session:
+        raise ConfigError(
+            "--session (SPARSEREAD_SESSION) names the one stdio client's session; over HTTP every client gets its "
+            "own: leave it out with --http"
+        )
     if settings.token or is_loopback(settings.host) or settings.allow_unauthenticated:
         return
     raise ConfigError(

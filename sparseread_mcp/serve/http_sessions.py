@@ -39,6 +39,7 @@ from .identity import owner_of
 
 logger = logging.getLogger(__name__)
 
+MCP_PATH = "/mcp"
 SESSION_HEADER = b"mcp-session-id"
 VERSION_HEADER = b"mcp-protocol-version"
 #: Headers a gate-made DELETE (ending a session) carries over from the session's last request: enough
@@ -96,7 +97,7 @@ class SessionGate:
     _warned_at: float = -WARNING_SECONDS
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not _stateful(scope):
+        if scope["type"] != "http" or scope.get("path") != MCP_PATH or not _stateful(scope):
             await self.app(scope, receive, send)
             return
         await self._sweep()
@@ -156,11 +157,10 @@ class SessionGate:
             self._warn(refusal.message)
             await _refuse(send, refusal)
             return
-        status: list[int] = []
 
         async def watch(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                status.append(message["status"])
+            if message["type"] == "http.response.start" and _ends(scope["method"], message["status"]):
+                await self._forget(session_id)  # before the client hears it ended: then it is gone
             await send(message)
 
         session.in_flight += 1
@@ -176,9 +176,6 @@ class SessionGate:
             if not self._streams[session.client]:
                 del self._streams[session.client]
             session.last_used = time.monotonic()
-        ended = status and (status[0] == 404 or (scope["method"] == "DELETE" and status[0] < 300))
-        if ended:
-            await self._forget(session_id)
 
     def _stream_refusal(self, client: Client) -> _Refusal | None:
         limits = self.settings
@@ -267,6 +264,11 @@ class SessionGate:
         if now - self._warned_at >= WARNING_SECONDS:  # a flood must not flood the log too
             self._warned_at = now
             logger.warning("refused an HTTP request: %s", message)
+
+
+def _ends(method: str, status: int) -> bool:
+    """Whether an answer in a session says it ended: its DELETE succeeded, or the SDK no longer knows it."""
+    return status == 404 or (method == "DELETE" and status < 300)
 
 
 def _stateful(scope: Scope) -> bool:

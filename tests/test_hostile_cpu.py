@@ -131,7 +131,7 @@ print(outcome[0] if outcome else "no error")
 def test_another_session_is_answered_while_a_regex_needle_runs(runs: Path) -> None:
     """Two reading sessions in two worker threads, as the server runs two HTTP sessions' calls: `re` held
     the GIL for the whole match, so the other session waited (10 of 12 probes failed); `regex` releases it.
-    (Two in-memory clients of one server share the stdio-style "connection" session, and with it its lock.)"""
+    (Two in-memory clients of one server share its own (stdio-style) session, and with it its lock.)"""
     done = subprocess.run(
         [sys.executable, "-c", _TWO_SESSIONS, str(runs), CATASTROPHIC],
         capture_output=True,

@@ -36,8 +36,12 @@ class MemorySessionStore:
         return None
 
     def drop(self, key: str) -> None:
+        self.pop(key)
+
+    def pop(self, key: str) -> Session | None:
+        """Forget the session under `key`; it, or None when there was none."""
         with self._lock:
-            self._sessions.pop(key, None)
+            return self._sessions.pop(key, None)
 
     def keys(self) -> list[str]:
         """The sessions this store holds, for `sparseread-mcp trace`."""

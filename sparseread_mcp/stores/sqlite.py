@@ -16,6 +16,7 @@ import logging
 import sqlite3
 import threading
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 from ..errors import StoreUnavailable
@@ -161,11 +162,13 @@ class SqliteSessionStore:
             raise
 
     def drop(self, key: str) -> None:
-        self._memory.drop(key)
+        session = self._memory.pop(key)
         if self._db is None:
             return
         try:
-            with self._write:
+            # After a call still running in it has committed (under the session's lock), never before: its
+            # commit would write the session back.
+            with session.lock if session is not None else nullcontext(), self._write:
                 db = self._db
                 db.execute("BEGIN IMMEDIATE")
                 try:

@@ -131,19 +131,22 @@ class SessionGate:
             await _refuse(send, refusal)
             return
         opened: list[str] = []
+        request = dict(scope)  # as it came, before the app's routing adds to it
 
         async def watch(message: Message) -> None:
             if message["type"] == "http.response.start" and message["status"] < 400:
                 found = dict(message.get("headers") or []).get(SESSION_HEADER)
                 if found is not None and not opened:
                     opened.append(found.decode("latin-1"))
-                    self._sessions[opened[0]] = _Session(client, time.monotonic(), _model_of(scope, opened[0]))
+                    self._sessions[opened[0]] = _Session(client, time.monotonic(), _model_of(request, opened[0]))
+                    self._done_opening(client)  # counted as open from now on, not as opening too
             await send(message)
 
         try:
             await self.app(scope, receive, watch)
         finally:
-            self._done_opening(client)
+            if not opened:
+                self._done_opening(client)
 
     def _done_opening(self, client: Client) -> None:
         self._opening[client] -= 1

@@ -207,6 +207,10 @@ def _initialize(http: httpx.Client, url: str) -> str | None:
 _HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
 
+def _in_session(session_id: str | None) -> dict[str, str]:
+    return {"mcp-session-id": session_id or "", "mcp-protocol-version": "2025-11-25"}
+
+
 async def _fresh_clients_are_answered(base: str) -> None:
     """The health check, a new stateful client and a new stateless one all answer."""
     async with httpx2.AsyncClient(timeout=30) as http:
@@ -267,13 +271,15 @@ async def test_a_flood_of_initialize_requests_locks_nobody_out(tmp_path: Path, m
     with running_http_server(_root(tmp_path), tmp_path) as base, anyio.fail_after(HANG_GUARD):
         with httpx.Client(timeout=30) as http:
             opened = [_initialize(http, f"{base}/mcp") for _ in range(40)]
-            first = opened[0] or ""
-            headers = {**_HEADERS, "mcp-session-id": first, "mcp-protocol-version": "2025-11-25"}
             ping = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
-            oldest = http.post(f"{base}/mcp", json=ping, headers=headers)
+            live = [
+                http.post(f"{base}/mcp", json=ping, headers={**_HEADERS, **_in_session(session_id)}).status_code
+                for session_id in opened
+            ]
         await _fresh_clients_are_answered(base)
     assert all(opened), "an initialize was refused although idle sessions could be ended"
-    assert oldest.status_code == 404, "the least recently used idle session was kept past the limit"
+    # The client's limit is 3: its newest 3 sessions live, every older one was ended to make room.
+    assert live == [404] * 37 + [200] * 3, live
 
 
 def _transcript_citing(pointer: str, steps: int = 6) -> list[dict[str, object]]:

@@ -185,26 +185,23 @@ async def test_a_call_that_finds_no_place_before_its_limit_gets_a_typed_error(tm
     assert "did not start" in _text(waited) and "SPARSEREAD_MAX_CALLS_PER_SESSION=1" in _text(waited), _text(waited)
 
 
+_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+_INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "flood", "version": "0"}},
+}
+
+
 def _initialize(http: httpx.Client, url: str) -> str | None:
     """Open a stateful session as a flood would (a raw `initialize`); its id, or None when refused."""
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "flood", "version": "0"},
-        },
-    }
+    body = _INITIALIZE
     try:
         answer = http.post(url, json=body, headers=_HEADERS)
     except httpx.HTTPError:
         return None
     return answer.headers.get("mcp-session-id") if answer.status_code == 200 else None
-
-
-_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
 
 def _in_session(session_id: str | None) -> dict[str, str]:
@@ -354,3 +351,34 @@ def test_an_http_server_refuses_a_session_name(tmp_path: Path, capsys: pytest.Ca
 
     assert main(["--http", "--session", "work", "--root", str(tmp_path)]) == 2
     assert "over HTTP every client gets its own" in capsys.readouterr().err
+
+
+async def test_an_idle_session_is_ended_and_its_reading_state_dropped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session without a request for `session_idle_seconds` is ended (in the SDK too) and its reading
+    session dropped. The gate's clock is moved on by the test, not waited for. Before: the SDK kept it
+    for 30 minutes (and the reading session for good)."""
+    from sparseread_mcp.serve import http_sessions
+
+    now = [1_000.0]
+    monkeypatch.setattr(http_sessions, "_now", lambda: now[0])
+    settings = Settings(roots=(_root(tmp_path),), session_idle_seconds=60)
+    engine = ReadEngine(settings)
+    with anyio.fail_after(HANG_GUARD):
+        async with serving(settings, engine) as url, httpx2.AsyncClient(timeout=30) as http:
+            opened = await http.post(url, json=_INITIALIZE, headers=_HEADERS)
+            session = _in_session(opened.headers["mcp-session-id"])
+            call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "sro_card", "arguments": {}}}
+            assert (await http.post(url, json=call, headers={**_HEADERS, **session})).status_code == 200
+            assert any(session["mcp-session-id"] in key for key in stored(engine))
+            now[0] += 61  # a minute without a request
+            await _fresh_clients_are_answered(url.removesuffix("/mcp"))  # any request looks for idle sessions
+            again = await http.post(url, json=call, headers={**_HEADERS, **session})
+    assert again.status_code == 404
+    assert not any(session["mcp-session-id"] in key for key in stored(engine))
+
+
+def stored(engine: ReadEngine) -> list[str]:
+    """The keys of the reading sessions the engine keeps."""
+    return engine.sessions.keys()

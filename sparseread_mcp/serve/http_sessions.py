@@ -138,7 +138,7 @@ class SessionGate:
                 found = dict(message.get("headers") or []).get(SESSION_HEADER)
                 if found is not None and not opened:
                     opened.append(found.decode("latin-1"))
-                    self._sessions[opened[0]] = _Session(client, time.monotonic(), _model_of(request, opened[0]))
+                    self._sessions[opened[0]] = _Session(client, _now(), _model_of(request, opened[0]))
                     self._done_opening(client)  # counted as open from now on, not as opening too
             await send(message)
 
@@ -161,9 +161,26 @@ class SessionGate:
             await _refuse(send, refusal)
             return
 
+        done = False
+
+        def finish() -> None:
+            """The request is no longer in flight: its answer is complete (or the app ended without one)."""
+            nonlocal done
+            if done:
+                return
+            done = True
+            session.in_flight -= 1
+            session.streams -= stream
+            self._streams[session.client] -= stream
+            if not self._streams[session.client]:
+                del self._streams[session.client]
+            session.last_used = _now()
+
         async def watch(message: Message) -> None:
             if message["type"] == "http.response.start" and _ends(scope["method"], message["status"]):
                 await self._forget(session_id)  # before the client hears it ended: then it is gone
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                finish()  # before the client has the whole answer, so that it then finds the session idle
             await send(message)
 
         session.in_flight += 1
@@ -173,12 +190,7 @@ class SessionGate:
         try:
             await self.app(scope, receive, watch)
         finally:
-            session.in_flight -= 1
-            session.streams -= stream
-            self._streams[session.client] -= stream
-            if not self._streams[session.client]:
-                del self._streams[session.client]
-            session.last_used = time.monotonic()
+            finish()
 
     def _stream_refusal(self, client: Client) -> _Refusal | None:
         limits = self.settings
@@ -232,7 +244,7 @@ class SessionGate:
 
     async def _sweep(self) -> None:
         """End the sessions idle past their limit (at most once a second)."""
-        now = time.monotonic()
+        now = _now()
         if now - self._swept_at < SWEEP_SECONDS:
             return
         self._swept_at = now
@@ -263,10 +275,15 @@ class SessionGate:
                 await self.on_end(session.client.owner, session_id)
 
     def _warn(self, message: str) -> None:
-        now = time.monotonic()
+        now = _now()
         if now - self._warned_at >= WARNING_SECONDS:  # a flood must not flood the log too
             self._warned_at = now
             logger.warning("refused an HTTP request: %s", message)
+
+
+def _now() -> float:
+    """The gate's clock (a function of its own, so a test can move it on without touching the event loop's)."""
+    return time.monotonic()
 
 
 def _ends(method: str, status: int) -> bool:

@@ -14,6 +14,7 @@ from . import __version__
 from .commands.offline import bench_command, compact_command, human, trace_command
 from .config import LOCATION_CHOICES, Settings, store_setting
 from .errors import SparsereadError
+from .serve.flags import add_session_options, session_changes
 from .serve.logs import configure as configure_logs
 
 logger = logging.getLogger("sparseread_mcp")
@@ -89,6 +90,7 @@ def _serving_options(parser: argparse.ArgumentParser) -> None:
         help="what one worker process may allocate in MiB; a file that needs more is refused "
         "(default 1024, 0: no limit, or SPARSEREAD_WORKER_MEMORY_MB)",
     )
+    add_session_options(parser)
     parser.add_argument("--allow-host", action="append", default=[], help="extra allowed Host header (repeatable)")
     parser.add_argument("--allow-origin", action="append", default=[], help="extra allowed Origin (repeatable)")
 
@@ -130,7 +132,7 @@ def _operating_commands(commands: Commands) -> None:
     bench.add_argument("--max-files", type=int, default=12, help="files of a directory to bench, largest first (12)")
     _common(bench)
     trace = commands.add_parser("trace", help="what a past server's sessions read, and what it saved (--store)")
-    trace.add_argument("--session", help="only this session key (default: every session in the store)")
+    trace.add_argument("--session", help="only this session: its key, or the name a server was given with --session")
     trace.add_argument("--store", default=argparse.SUPPRESS, help="the session store the server ran with")
     trace.add_argument("--calls", type=int, default=12, help="latest calls to list per session (12)")
     _common(trace)
@@ -205,6 +207,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
     ):
         if getattr(args, name, None) is not None:
             changes[name] = getattr(args, name)
+    changes.update(session_changes(args))
     if getattr(args, "header_timeout", None) is not None:
         changes["header_timeout_seconds"] = args.header_timeout
     if getattr(args, "allow_host", None):
@@ -278,6 +281,7 @@ def http_banner(settings: Settings) -> str:
 def _run_command(args: argparse.Namespace, settings: Settings) -> int:
     from .engine import ReadEngine, ReadRequest
     from .models import EvidencePack, Intent, Preview
+    from .serve.identity import own_session_key
 
     if args.command == "compact":
         return compact_command(args, settings)
@@ -311,19 +315,20 @@ def _run_command(args: argparse.Namespace, settings: Settings) -> int:
     engine = ReadEngine(settings)
     as_json = getattr(args, "json", False)
     result: Preview | EvidencePack
+    key = own_session_key(settings)  # as a stdio server's: its own, or (with a store) the one --session names
     if args.command == "preview":
-        result = engine.preview("cli", args.path)
+        result = engine.preview(key, args.path)
     elif args.command == "verify":
-        result = engine.read("cli", ReadRequest(target=args.pointer, action="verify"))
+        result = engine.read(key, ReadRequest(target=args.pointer, action="verify"))
     else:
         intent = Intent(goal=args.goal, needles=args.needle or None) if (args.goal or args.needle) else None
         request = ReadRequest(
             target=args.target, action=args.action, intent=intent, view=args.view, budget_tokens=args.budget_tokens
         )
-        result = engine.read("cli", request)
+        result = engine.read(key, request)
     while True:
         print(result.model_dump_json(indent=2, exclude_none=True) if as_json else human(result))
         # One process is one session, so a cursor cannot outlive it: follow it here.
         if not isinstance(result, EvidencePack) or not result.cursor:
             return 0
-        result = engine.read("cli", ReadRequest(target=result.episode.artifact.path, cursor=result.cursor))
+        result = engine.read(key, ReadRequest(target=result.episode.artifact.path, cursor=result.cursor))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -16,6 +17,8 @@ LOCATION_CHOICES = ("auto", "lexical", "bm25", "dense", "hybrid")
 #: The smallest budget an answer is fitted to: below what a passage needs, it degrades (fewer items, then
 #: pointers only, then the card; see gate/respond.py) instead of failing.
 MIN_BUDGET_TOKENS = 200
+#: What `--session` (SPARSEREAD_SESSION) accepts.
+SESSION_NAME = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -41,8 +44,16 @@ class Settings:
     #: When set, sessions and episodes are kept in this SQLite file and survive a restart, or, given a
     #: `redis://host:port/db` URL, in Redis, shared by every replica that names it (see `store_setting`).
     store: Path | str | None = None
+    #: The stdio client's session: None gives every server process a new one; a name resumes the session
+    #: of that name from a persistent `store` (the only way a new process reads an earlier one's state).
+    session: str | None = None
     #: Each tool call stops cooperatively after this many seconds (and at once when the client cancels).
     call_timeout_seconds: float = 60.0
+    #: Calls that run at once, server-wide, and of those at most this many from one session: the rest
+    #: wait, the sessions with the fewest calls running served first; a call that cannot start before its
+    #: time limit gets an error saying so.
+    max_calls: int = 32
+    max_calls_per_session: int = 4
     #: Files larger than this get their card and streamed line ranges only, never a full parse.
     max_parse_bytes: int = 64 * 1024 * 1024
     #: A directory's walk lists at most this many files (the answer says what the cap cut).
@@ -88,6 +99,18 @@ class Settings:
     #: Open HTTP connections at most; past it the oldest one still waiting for its request is closed
     #: (or, when every connection is busy, the new one), so the process never runs out of descriptors.
     max_connections: int = 512
+    #: Stateful HTTP sessions (those opened with `initialize`) at most, in total and per client (a client is
+    #: its bearer credential and address). Past a limit the least recently used idle session is ended to make
+    #: room (its client's own first); only when none is idle is the new session refused (429 or 503).
+    max_http_sessions: int = 1_024
+    max_http_sessions_per_client: int = 256
+    #: A stateful HTTP session with no request for this many seconds is ended, and its reading state dropped.
+    session_idle_seconds: float = 900.0
+    #: Open GET event streams at most, in total and per client; more are refused (503 or 429). Fitted under
+    #: half of `max_connections` when set higher, so streams held open leave connections for calls and
+    #: the health check.
+    max_streams: int = 128
+    max_streams_per_client: int = 32
     #: Host and Origin values allowed besides the loopback names (DNS-rebinding protection).
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
@@ -138,6 +161,42 @@ class Settings:
             raise ConfigError(
                 f"SPARSEREAD_WORKER_MEMORY_MB={self.worker_memory_mb} is too small: use 0 (no limit) or >= 64"
             )
+        self._check_serving_limits()
+
+    def _check_serving_limits(self) -> None:
+        if self.max_streams >= self.max_connections > 1:
+            # Fitted under the connection cap (half of it), not refused, as the cache under the memory ceiling:
+            # streams held open must leave connections for calls and /healthz. Frozen, hence object.__setattr__.
+            object.__setattr__(self, "max_streams", self.max_connections // 2)
+            object.__setattr__(self, "max_streams_per_client", min(self.max_streams_per_client, self.max_streams))
+        if self.session is not None and not SESSION_NAME.match(self.session):
+            raise ConfigError(
+                f"SPARSEREAD_SESSION={self.session[:80]!r} is not a session name: use 1-64 letters, digits, '.', '_' "
+                "or '-'"
+            )
+        for (total_key, total), (part_key, part) in (
+            (
+                ("SPARSEREAD_MAX_CALLS", self.max_calls),
+                ("SPARSEREAD_MAX_CALLS_PER_SESSION", self.max_calls_per_session),
+            ),
+            (
+                ("SPARSEREAD_MAX_HTTP_SESSIONS", self.max_http_sessions),
+                ("SPARSEREAD_MAX_HTTP_SESSIONS_PER_CLIENT", self.max_http_sessions_per_client),
+            ),
+            (
+                ("SPARSEREAD_MAX_STREAMS", self.max_streams),
+                ("SPARSEREAD_MAX_STREAMS_PER_CLIENT", self.max_streams_per_client),
+            ),
+        ):
+            if part < 1 or total < 1:
+                raise ConfigError(f"{total_key}={total} and {part_key}={part} must be at least 1")
+            if part > total:
+                raise ConfigError(f"{part_key}={part} is more than {total_key}={total}: use at most {total}")
+        if not 0 < self.session_idle_seconds <= 7 * 24 * 3600:
+            raise ConfigError(
+                f"SPARSEREAD_SESSION_IDLE_TIMEOUT={self.session_idle_seconds} is out of range: "
+                "use 0 < seconds <= 604800"
+            )
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -162,6 +221,12 @@ class Settings:
             ("workers", "SPARSEREAD_WORKERS"),
             ("worker_memory_mb", "SPARSEREAD_WORKER_MEMORY_MB"),
             ("projection_quota_mb", "SPARSEREAD_PROJECTION_QUOTA_MB"),
+            ("max_calls", "SPARSEREAD_MAX_CALLS"),
+            ("max_calls_per_session", "SPARSEREAD_MAX_CALLS_PER_SESSION"),
+            ("max_http_sessions", "SPARSEREAD_MAX_HTTP_SESSIONS"),
+            ("max_http_sessions_per_client", "SPARSEREAD_MAX_HTTP_SESSIONS_PER_CLIENT"),
+            ("max_streams", "SPARSEREAD_MAX_STREAMS"),
+            ("max_streams_per_client", "SPARSEREAD_MAX_STREAMS_PER_CLIENT"),
         ):
             if key in env:
                 values[name] = _int_setting(key, env[key])
@@ -172,6 +237,7 @@ class Settings:
             ("token_margin", "SPARSEREAD_TOKEN_MARGIN"),
             ("xlsx_max_ratio", "SPARSEREAD_XLSX_MAX_RATIO"),
             ("header_timeout_seconds", "SPARSEREAD_HEADER_TIMEOUT"),
+            ("session_idle_seconds", "SPARSEREAD_SESSION_IDLE_TIMEOUT"),
         ):
             if key in env:
                 values[name] = _float_setting(key, env[key])
@@ -183,6 +249,8 @@ class Settings:
             values["repo_index"] = _bool_setting("SPARSEREAD_REPO_INDEX", env["SPARSEREAD_REPO_INDEX"])
         if "SPARSEREAD_CACHE_DIR" in env:
             values["cache_dir"] = Path(env["SPARSEREAD_CACHE_DIR"])
+        if env.get("SPARSEREAD_SESSION"):
+            values["session"] = env["SPARSEREAD_SESSION"]
         if env.get("SPARSEREAD_TOKEN"):
             values["token"] = env["SPARSEREAD_TOKEN"]
         for name, key in (

@@ -16,7 +16,8 @@ SparsereadError
 │  └─ OverQuota         a projection that alone would pass the projections' disk quota: refused, not written
 ├─ ConfigError          a bad setting (names the flag or variable and the bad value)
 ├─ OutOfMemory          a call ran past the server's memory ceiling (the server goes on serving)
-└─ StoreUnavailable     the session store cannot be written: sessions go on in memory only
+├─ StoreUnavailable     the session store cannot be written: sessions go on in memory only
+└─ ServerBusy           a call found no place to run before its time limit (its session's share, or all)
 ```
 
 Messages are written for the model that has to act on them: what failed, the offending value,
@@ -89,3 +90,7 @@ class PatternTooSlow(IntentError):
 class OverQuota(IntentError):
     """A derived file (a table projection) that alone would pass the disk quota its kind shares: refused,
     nothing of it written; the message gives its size and the limit."""
+
+
+class ServerBusy(SparsereadError):
+    """A call could not start within its time limit: its session's share of calls, or every place, was taken."""

@@ -131,7 +131,7 @@ def test_another_session_is_answered_while_a_regex_needle_runs(runs: Path) -> No
     """Two reading sessions in two threads, as the server runs two HTTP sessions' calls: `re` held the GIL
     for the whole match, so the other session waited (10 of 12 probes failed); now the match runs in a
     worker process.
-    (Two in-memory clients of one server share the stdio-style "connection" session, and with it its lock.)"""
+    (Two in-memory clients of one server share its own (stdio-style) session, and with it its lock.)"""
     done = subprocess.run(
         [sys.executable, "-c", _TWO_SESSIONS, str(runs), CATASTROPHIC],
         capture_output=True,

@@ -41,7 +41,7 @@ async def test_a_killed_server_restarts_with_its_evidence_records(tmp_path: Path
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "manual.md").write_text(long_markdown())
     store = tmp_path / "sessions.db"
-    args = ["--root", str(tmp_path / "docs"), "--store", str(store)]
+    args = ["--root", str(tmp_path / "docs"), "--store", str(store), "--session", "manual-work"]
     with anyio.fail_after(60):
         async with Client(StdioServerParameters(command=installed_command(), args=args)) as client:
             result = await client.call_tool("sro_read", {"target": "manual.md", "intent": {"goal": "violin lantern"}})

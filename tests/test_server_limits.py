@@ -24,8 +24,9 @@ from sparseread_mcp.tokens import TokenCounter
 
 pytestmark = pytest.mark.anyio
 
-#: The in-memory client is one connection: its reading session has this key (see server.session_key).
-SESSION = "connection"
+#: The in-memory client is the server's own client: with `session="limits"` its reading session has this
+#: key (see serve/identity.py).
+SESSION = "named:limits"
 
 
 def docs_root(tmp_path: Path) -> Path:
@@ -80,7 +81,7 @@ def _episode(session: Session, n: int) -> Episode:
 
 
 async def test_sro_card_after_600_episodes_fits_its_budget_and_counts_what_it_left_out(tmp_path: Path) -> None:
-    settings = Settings(roots=(docs_root(tmp_path),), location="bm25")
+    settings = Settings(roots=(docs_root(tmp_path),), location="bm25", session="limits")
     engine = ReadEngine(settings)
     server = create_server(settings, engine=engine)
     counter = TokenCounter()

@@ -77,7 +77,10 @@ def trace_command(args: argparse.Namespace, settings: Settings) -> int:
         )
         return 2
     sessions = ReadEngine(settings).sessions
-    keys = [args.session] if args.session else sessions.keys()
+    # A session a stdio server was given with --session NAME is stored as `named:NAME`: either names it.
+    keys = sessions.keys()
+    if args.session:
+        keys = [k for k in keys if k in (args.session, f"named:{args.session}")] or [args.session]
     traces = [build_trace(sessions.get(key), recent=args.calls) for key in keys]
     traces = [t for t in traces if t.calls]
     if not traces:

@@ -13,12 +13,16 @@ import ipaddress
 import json
 import logging
 
+import anyio.to_thread
 from mcp.server import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..config import Settings
 from ..errors import ConfigError
+from .http_sessions import OnEnd, SessionGate
+from .identity import http_session_key
+from .server import SparsereadServer
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +43,13 @@ def is_loopback(host: str) -> bool:
 
 
 def check_exposure(settings: Settings) -> None:
-    """Refuse to serve the roots to the network without a token, unless told so explicitly."""
+    """Refuse to serve the roots to the network without a token, unless told so explicitly; refuse a
+    session name, which only a stdio server's one client has."""
+    if settings.session:
+        raise ConfigError(
+            "--session (SPARSEREAD_SESSION) names the one stdio client's session; over HTTP every client gets its "
+            "own: leave it out with --http"
+        )
     if settings.token or is_loopback(settings.host) or settings.allow_unauthenticated:
         return
     raise ConfigError(
@@ -58,8 +68,27 @@ def build_http_app(server: MCPServer, settings: Settings) -> ASGIApp:
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
     )
-    app = server.streamable_http_app(streamable_http_path="/mcp", transport_security=security, host=settings.host)
-    return Gatekeeper(app, settings.token)
+    # The SDK's own session limits are a backstop behind SessionGate's (which end sessions first).
+    app = server.streamable_http_app(
+        streamable_http_path="/mcp",
+        transport_security=security,
+        host=settings.host,
+        max_sessions=2 * settings.max_http_sessions,
+        session_idle_timeout=2 * settings.session_idle_seconds,
+    )
+    gated = SessionGate(app, settings, on_end=_drop_reading_session(server))
+    return Gatekeeper(gated, settings.token)
+
+
+def _drop_reading_session(server: MCPServer) -> OnEnd:
+    """What ends with an HTTP session: its reading session, dropped from the store."""
+    sessions = server.engine.sessions if isinstance(server, SparsereadServer) and server.engine else None
+
+    async def drop(owner: str, session_id: str) -> None:
+        if sessions is not None:
+            await anyio.to_thread.run_sync(sessions.drop, http_session_key(owner, session_id))
+
+    return drop
 
 
 class Gatekeeper:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import difflib
 import gc
 import logging
-import re
 import secrets
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import Annotated, Any, Literal
 
@@ -33,6 +33,8 @@ from ..models import Intent
 from ..tokens import TokenCounter, stamp_tokens
 from ..vocabulary import CARD_TOOL, COMPACT_TOOL, PREVIEW_TOOL, READ_TOOL, Action, View
 from ..wire import record_blocks, wire_dict
+from .identity import SessionKeys, own_session_key
+from .scheduler import FairScheduler
 
 logger = logging.getLogger(__name__)
 
@@ -82,6 +84,9 @@ def clamp_message(text: str, limit: int = MAX_ERROR_CHARS) -> str:
 class SparsereadServer(MCPServer):
     """The SDK's server, with every tool error clamped in one place: our own errors, argument validation
     (which quotes the rejected value) and unknown tools alike."""
+
+    #: The engine its tools call (`create_server` sets it): the HTTP app drops ended sessions from its store.
+    engine: ReadEngine | None = None
 
     async def list_tools(self) -> list[MCPTool]:
         # Every tool says it takes no argument beyond those it names, as `call_tool` enforces; the schemas
@@ -184,16 +189,25 @@ def _closest(name: str, valid: list[str]) -> str | None:
     return close[0] if close else None
 
 
-def pointer_still_holds(engine: ReadEngine, pointer: str) -> bool:
-    """Whether an evidence pointer from an earlier observation still verifies `ok` against its file."""
+def pointer_still_holds(engine: ReadEngine, verifier: str, pointer: str) -> bool:
+    """Whether an evidence pointer from an earlier observation still verifies `ok` against its file,
+    checked in the reading session `verifier` (one per compaction: see `_compact_in_own_session`)."""
     try:
-        pack = engine.read("compaction-verifier", ReadRequest(target=pointer, action="verify"))
+        pack = engine.read(verifier, ReadRequest(target=pointer, action="verify"))
     except SparsereadError:
         return False
     return pack.verification is not None and pack.verification.status == "ok"
 
 
-_HANDLE = re.compile(r"^rs-[0-9a-f]{24}$")
+def _compact_in_own_session(engine: ReadEngine, compact: Callable[[DefaultRouter], BaseModel]) -> BaseModel:
+    """Run a compaction whose pointer checks use a reading session of its own, dropped when it ends: one
+    client's compaction never waits behind another's (a session runs one call at a time) or reads its
+    state, and nothing of it stays in the store."""
+    verifier = f"verify:{secrets.token_hex(12)}"
+    try:
+        return compact(DefaultRouter(verify=partial(pointer_still_holds, engine, verifier)))
+    finally:
+        engine.sessions.drop(verifier)
 
 
 def _intent(raw: dict[str, JsonValue] | None) -> Intent | None:
@@ -206,21 +220,6 @@ def _intent(raw: dict[str, JsonValue] | None) -> Intent | None:
         raise ToolError(f"Error validating intent: {exc}") from exc
 
 
-def session_key(ctx: Context, handle: str | None) -> tuple[str, str | None]:
-    """(reading-session key, handle to report). One reading session per MCP session: the HTTP session id;
-    stdio serves one client, so its connection. Stateless HTTP has neither: there the session is an
-    unguessable handle that the server issues and the client passes back, so no two clients ever share."""
-    headers = ctx.headers
-    if headers is not None and (session_id := headers.get("mcp-session-id")):
-        return f"http:{session_id}", None
-    if ctx.request_context.request is None:
-        return "connection", None
-    if handle is not None and not _HANDLE.match(handle):
-        raise ToolError(f"session {handle[:40]!r} is not a handle this server issued: omit it to start a new session")
-    handle = handle or f"rs-{secrets.token_hex(12)}"
-    return f"handle:{handle}", handle
-
-
 def _with_handle(model: BaseModel, handle: str | None, counter: TokenCounter) -> BaseModel:
     """The answer with its session handle, in the room the engine kept free for it (`handle_reserve`)."""
     if handle is None:
@@ -228,18 +227,32 @@ def _with_handle(model: BaseModel, handle: str | None, counter: TokenCounter) ->
     return stamp_tokens(model.model_copy(update={"session": handle}), counter)
 
 
-async def _run(call: Callable[[], BaseModel], settings: Settings) -> CallToolResult:
-    return _result(await _run_model(call, settings))
+@dataclass(frozen=True, slots=True)
+class Runner:
+    """How a tool's engine work runs: the settings, the fair scheduler, and whose session a call is."""
+
+    settings: Settings
+    scheduler: FairScheduler
+    keys: SessionKeys
+
+    async def model(self, call: Callable[[], BaseModel], session: str) -> BaseModel:
+        return await _run_model(call, self.settings, self.scheduler, session)
 
 
-async def _run_model(call: Callable[[], BaseModel], settings: Settings) -> BaseModel:
-    """Run engine work off the event loop under a cooperative deadline; a client cancellation stops it at
+async def _run_model(
+    call: Callable[[], BaseModel], settings: Settings, scheduler: FairScheduler, session: str
+) -> BaseModel:
+    """Run engine work off the event loop, in a place the scheduler gives `session` (waiting for one
+    counts against the call's time limit), under a cooperative deadline; a client cancellation stops it at
     its next checkpoint (the worker sees its host cancelled) and ends the call as cancelled: no answer, and
     nothing recorded. Our errors become tool errors the model can act on."""
     try:
-        with deadline(settings.call_timeout_seconds):
+        with deadline(settings.call_timeout_seconds) as limit:
             try:
-                model = await anyio.to_thread.run_sync(partial(_within_memory, call, settings.max_memory_mb))
+                async with scheduler.slot(session, limit.remaining()):
+                    model = await anyio.to_thread.run_sync(
+                        partial(_within_memory, call, settings.max_memory_mb), limiter=scheduler.limiter
+                    )
             except SparsereadError:
                 # A cancelled call is answered by nobody: re-raise the cancellation, not the TimedOut it caused.
                 await anyio.lowlevel.checkpoint_if_cancelled()
@@ -297,13 +310,19 @@ def _result(model: BaseModel) -> CallToolResult:
 def create_server(settings: Settings, *, engine: ReadEngine | None = None) -> MCPServer:
     """Build a server over `settings`; no import-time globals, so tests build as many as they like."""
     engine = engine or ReadEngine(settings)
-    server: MCPServer = SparsereadServer("sparseread-mcp", instructions=INSTRUCTIONS, version=__version__)
-    _add_reading_tools(server, engine, settings)
-    _add_session_tools(server, engine, settings)
+    server = SparsereadServer("sparseread-mcp", instructions=INSTRUCTIONS, version=__version__)
+    server.engine = engine
+    runner = Runner(
+        settings,
+        FairScheduler(total=settings.max_calls, per_session=settings.max_calls_per_session),
+        SessionKeys(own_session_key(settings)),
+    )
+    _add_reading_tools(server, engine, runner)
+    _add_session_tools(server, engine, runner)
     return server
 
 
-def _add_reading_tools(server: MCPServer, engine: ReadEngine, settings: Settings) -> None:
+def _add_reading_tools(server: MCPServer, engine: ReadEngine, runner: Runner) -> None:
     """sro_preview and sro_read: what a file holds, and the evidence a goal needs."""
 
     @server.tool(
@@ -319,11 +338,11 @@ def _add_reading_tools(server: MCPServer, engine: ReadEngine, settings: Settings
         budget_tokens: Budget = None,
         session: SessionArg = None,
     ) -> CallToolResult:
-        key, handle = session_key(ctx, session)
+        key, handle = runner.keys.of(ctx, session)
         reserve = handle_reserve(handle, engine.counter)
         call = partial(engine.preview, key, path, _intent(intent), budget_tokens or 2_000, reserve_tokens=reserve)
         with progress.reporting(_progress_to(ctx)):
-            preview = await _run_model(call, settings)
+            preview = await runner.model(call, key)
         return _result(_with_handle(preview, handle, engine.counter))
 
     @server.tool(
@@ -361,7 +380,7 @@ def _add_reading_tools(server: MCPServer, engine: ReadEngine, settings: Settings
         cursor: Annotated[str | None, Field(description="An answer's `cursor`: its next page.")] = None,
         session: SessionArg = None,
     ) -> CallToolResult:
-        key, handle = session_key(ctx, session)
+        key, handle = runner.keys.of(ctx, session)
         request = ReadRequest(
             target=target,
             action=action,
@@ -373,11 +392,11 @@ def _add_reading_tools(server: MCPServer, engine: ReadEngine, settings: Settings
         )
         reserve = handle_reserve(handle, engine.counter)
         with progress.reporting(_progress_to(ctx)):
-            pack = await _run_model(partial(engine.read, key, request, reserve_tokens=reserve), settings)
+            pack = await runner.model(partial(engine.read, key, request, reserve_tokens=reserve), key)
         return _result(_with_handle(pack, handle, engine.counter))
 
 
-def _add_session_tools(server: MCPServer, engine: ReadEngine, settings: Settings) -> None:
+def _add_session_tools(server: MCPServer, engine: ReadEngine, runner: Runner) -> None:
     """sro_card and sro_compact: the session's reading state, and a long history made short."""
 
     @server.tool(
@@ -393,10 +412,10 @@ def _add_session_tools(server: MCPServer, engine: ReadEngine, settings: Settings
         budget_tokens: Budget = None,
         session: SessionArg = None,
     ) -> CallToolResult:
-        key, handle = session_key(ctx, session)
+        key, handle = runner.keys.of(ctx, session)
         reserve = handle_reserve(handle, engine.counter)
         call = partial(engine.card, key, path, trace=trace, budget_tokens=budget_tokens, reserve_tokens=reserve)
-        card = await _run_model(call, settings)
+        card = await runner.model(call, key)
         return _result(_with_handle(card, handle, engine.counter))
 
     @server.tool(
@@ -407,6 +426,7 @@ def _add_session_tools(server: MCPServer, engine: ReadEngine, settings: Settings
     )
     async def sro_compact(
         messages: Annotated[list[dict[str, JsonValue]], Field(description="OpenAI chat or Anthropic messages.")],
+        ctx: Context,
         format: Annotated[Literal["openai", "anthropic"] | None, Field(description="Detected when omitted.")] = None,
         keep_last: Annotated[int, Field(ge=0, le=100, description="Latest interactions kept.")] = 1,
         tau: Annotated[float, Field(ge=0.0, le=1.0, description="Min score of each interaction of a span.")] = 0.6,
@@ -415,6 +435,8 @@ def _add_session_tools(server: MCPServer, engine: ReadEngine, settings: Settings
     ) -> CallToolResult:
         options = CompactionSettings(keep_last=keep_last, tau=tau, kappa=min_interactions, min_tokens=min_tokens)
         raw: list[dict[str, object]] = [dict(m) for m in messages]
-        router = DefaultRouter(verify=partial(pointer_still_holds, engine))
-        call = partial(compact_messages, raw, fmt=format, settings=options, counter=engine.counter, router=router)
-        return await _run(call, settings)
+        compact = partial(compact_messages, raw, fmt=format, settings=options, counter=engine.counter)
+        # Scheduled as the caller's session (a stateless caller's is new each call); verified in its own.
+        key = runner.keys.of(ctx, None)[0]
+        call = partial(_compact_in_own_session, engine, lambda router: compact(router=router))
+        return _result(await runner.model(call, key))

@@ -24,6 +24,11 @@ class SessionStore(Protocol):
         """Why sessions are not being persisted right now (a persistent store that fails), else None."""
         ...
 
+    def drop(self, key: str) -> None:
+        """Forget the session under `key` everywhere it is kept (its client ended it): a later `get` of the
+        key starts a new, empty session."""
+        ...
+
     def keys(self) -> list[str]:
         """The sessions this store holds, for `sparseread-mcp trace`."""
         ...

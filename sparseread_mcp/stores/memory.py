@@ -35,6 +35,14 @@ class MemorySessionStore:
         """Why sessions are not being persisted right now (a persistent store that fails), else None."""
         return None
 
+    def drop(self, key: str) -> None:
+        self.pop(key)
+
+    def pop(self, key: str) -> Session | None:
+        """Forget the session under `key`; it, or None when there was none."""
+        with self._lock:
+            return self._sessions.pop(key, None)
+
     def keys(self) -> list[str]:
         """The sessions this store holds, for `sparseread-mcp trace`."""
         with self._lock:

@@ -24,7 +24,7 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -184,6 +184,14 @@ class RedisSessionStore:
         raise SparsereadError(
             f"this session kept changing on other replicas ({_ATTEMPTS} merges in a row): retry the call"
         )
+
+    def drop(self, key: str) -> None:
+        with self._lock:
+            synced = self._local.pop(key, None)
+        # After a call still running in it has committed (under the session's lock): never written back.
+        with synced.session.lock if synced is not None else nullcontext(), self._reachable():
+            self._redis.delete(self._key(key))
+            self._redis.zrem(self._index, self._key(key))
 
     def keys(self) -> list[str]:
         start = len(self._key(""))

@@ -16,6 +16,7 @@ import logging
 import sqlite3
 import threading
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 from ..errors import StoreUnavailable
@@ -159,6 +160,27 @@ class SqliteSessionStore:
             if db.in_transaction:
                 db.execute("ROLLBACK")
             raise
+
+    def drop(self, key: str) -> None:
+        session = self._memory.pop(key)
+        if self._db is None:
+            return
+        try:
+            # After a call still running in it has committed (under the session's lock), never before: its
+            # commit would write the session back.
+            with session.lock if session is not None else nullcontext(), self._write:
+                db = self._db
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    db.execute("DELETE FROM sessions WHERE key = ?", (key,))
+                    db.execute("DELETE FROM episodes WHERE session = ?", (key,))
+                    db.execute("COMMIT")
+                except BaseException:
+                    if db.in_transaction:
+                        db.execute("ROLLBACK")
+                    raise
+        except sqlite3.Error as exc:
+            self._failed("written", exc)
 
     def keys(self) -> list[str]:
         stored: list[str] = []

@@ -117,7 +117,7 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, bytes]:
     store = base / "sessions.db"
 
     async def write() -> None:
-        async with Client(create_server(Settings(roots=(base / "docs",), store=store))) as client:
+        async with Client(create_server(Settings(roots=(base / "docs",), store=store, session="stored"))) as client:
             await call_all(
                 client,
                 [
@@ -132,6 +132,17 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, bytes]:
     with sqlite3.connect(store) as source, sqlite3.connect(image) as copy:
         source.backup(copy)
     return base / "docs", image.read_bytes()
+
+
+@pytest.mark.anyio
+async def test_the_stored_session_is_what_a_restarted_server_reads(tmp_path: Path, stored: tuple[Path, bytes]) -> None:
+    """The edits below are read only if a restarted server resumes the stored session (by its name)."""
+    docs, image = stored
+    store = tmp_path / "sessions.db"
+    store.write_bytes(image)
+    async with Client(create_server(Settings(roots=(docs,), store=store, session="stored"))) as client:
+        card = await client.call_tool("sro_card", {"trace": True})
+    assert not card.is_error and "a.md" in str(card.structured_content)
 
 
 @pytest.mark.anyio
@@ -156,7 +167,7 @@ async def test_a_hand_edited_store_row_starts_a_fresh_session_never_an_internal_
         ("sro_preview", {"path": "a.md"}),
         ("sro_card", {"path": "a.md"}),
     ]
-    async with Client(create_server(Settings(roots=(docs,), store=store))) as client:
+    async with Client(create_server(Settings(roots=(docs,), store=store, session="stored"))) as client:
         answers = await call_all(client, calls)
     assert not answers[4][0].is_error  # the full view is read, from a fresh episode if need be
 
@@ -206,7 +217,7 @@ def test_a_stored_value_replaced_by_any_json_never_causes_an_internal_error(
     ]
 
     async def run() -> None:
-        async with Client(create_server(Settings(roots=(docs,), store=store))) as client:
+        async with Client(create_server(Settings(roots=(docs,), store=store, session="stored"))) as client:
             await call_all(client, calls)
 
     anyio.run(run)

@@ -47,3 +47,19 @@ def process_exists(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+def wait_forever(marker: str) -> None:
+    """A task that never ends on its own: it writes its pid to `marker`, then waits."""
+    Path(marker).write_text(str(os.getpid()))
+    while True:
+        time.sleep(0.01)
+
+
+def crash() -> None:
+    """A task whose process dies as a native crash would take it."""
+    os.kill(os.getpid(), 11)
+
+
+def echo(value: object) -> object:
+    return value

@@ -67,6 +67,9 @@ class _Worker:
     tasks: int = 0
 
     def alive(self) -> bool:
+        """Whether the process is still there; an idle worker's pipe that reads (its end closed) is dead."""
+        if self.conn.poll(0):
+            return False
         try:
             os.kill(self.pid, 0)
         except ProcessLookupError:
@@ -199,25 +202,16 @@ class WorkerPool:
 
     # -- workers ---------------------------------------------------------------------------
     def _acquire(self, key: str, label: str) -> _Worker:
+        """An idle worker, or a new one, once `key`'s share allows and one is free (waiting under the call's
+        deadline); a new one is forked outside the lock."""
         with self._condition:
             while True:
                 if self._closed:
                     raise UnsupportedArtifact("the server is shutting down: no worker is left to read with")
                 if self._active[key] < self.share:
-                    while self._idle:
-                        worker: _Worker | None = self._idle.pop()
-                        if worker is not None and worker.alive():
-                            break
-                        if worker is not None:  # died while idle (killed from outside): replace it
-                            worker.stop()
-                            self._live -= 1
-                        worker = None
-                    else:
-                        worker = None
-                    if worker is not None:
-                        break
-                    if self._live < self.size:
-                        self._live += 1
+                    worker = self._take_idle()
+                    if worker is not None or self._live < self.size:
+                        self._live += worker is None
                         break
                 self._condition.wait(_POLL_SECONDS)
                 self.stats.waits[key] += 1
@@ -238,6 +232,16 @@ class WorkerPool:
             raise
         self.stats.started += 1
         return started
+
+    def _take_idle(self) -> _Worker | None:
+        """An idle worker still alive (one killed from outside while idle is dropped); call with the lock."""
+        while self._idle:
+            worker = self._idle.pop()
+            if worker.alive():
+                return worker
+            worker.stop()
+            self._live -= 1
+        return None
 
     def _release(self, worker: _Worker, key: str) -> None:
         with self._condition:

@@ -36,15 +36,8 @@ class KeyPathAnchors(LineAnchors):
     records = True
 
     def __init__(self, nodes: list[Node]) -> None:
-        self._nodes = nodes
         self._by_span = {(n.start, n.end): n for n in reversed(nodes)}  # outermost wins on equal spans
         self._by_path = {n.path: n for n in nodes}
-
-    def __reduce__(self) -> tuple[object, tuple[list[tuple[str, str, int, int, int, int]]]]:
-        # Parses cross from a worker process (and into the index cache) as rows: a JSON of 15,000 nodes
-        # pickled as objects in two maps took longer than its parse.
-        rows = [(n.path, n.kind, n.start, n.end, n.size, n.depth) for n in self._nodes]
-        return _anchors_from_rows, (rows,)
 
     def anchor_for(self, parsed: ParsedArtifact, start: int, end: int) -> Anchor:
         node = self._by_span.get((start, end))
@@ -60,10 +53,6 @@ class KeyPathAnchors(LineAnchors):
             near = sorted(p for p in self._by_path if p.count(".") + p.count("[") <= 1)[:15]
             raise AnchorError(f"no key path {anchor.name!r} in {parsed.artifact.path}; top level: {', '.join(near)}")
         return node.start, node.end
-
-
-def _anchors_from_rows(rows: list[tuple[str, str, int, int, int, int]]) -> KeyPathAnchors:
-    return KeyPathAnchors([Node(path=p, kind=k, start=s, end=e, size=z, depth=d) for p, k, s, e, z, d in rows])
 
 
 class StructuredReader:

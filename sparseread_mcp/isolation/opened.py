@@ -108,8 +108,9 @@ class OpenedFiles:
             lines_reader=self._lines_reader(reader),
             as_lines=as_lines,
         )
-        large = location.stat().st_size >= progress.large_bytes(binary=reader.binary)
-        with progress.preparing(f"{location.relative}", large=large and not request.known):
+        # Only a version not parsed yet may take long enough to announce (a warm read skips this stat).
+        large = not request.known and location.stat().st_size >= progress.large_bytes(binary=reader.binary)
+        with progress.preparing(f"{location.relative}", large=large):
             loaded = self.work(tasks.load, request, label=location.relative)
             artifact = self.revisions.stamp(loaded.artifact)
             parsed = self._cached(artifact, as_lines=as_lines)

@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
@@ -92,7 +92,8 @@ class PoolStats:
     killed: int = 0
     crashed: int = 0
     tasks: int = 0
-    waits: Counter[str] = field(default_factory=Counter)
+    #: Times a call looked again for a free worker (its session's share taken, or every worker busy).
+    waits: int = 0
 
 
 class _Zygote:
@@ -214,7 +215,7 @@ class WorkerPool:
                         self._live += worker is None
                         break
                 self._condition.wait(_POLL_SECONDS)
-                self.stats.waits[key] += 1
+                self.stats.waits += 1
                 try:
                     checkpoint()
                 except TimedOut as exc:
@@ -227,11 +228,18 @@ class WorkerPool:
         except BaseException:
             with self._condition:
                 self._live -= 1
-                self._active[key] -= 1
+                self._leave(key)
                 self._condition.notify_all()
             raise
         self.stats.started += 1
         return started
+
+    def _leave(self, key: str) -> None:
+        """One fewer worker held by `key`; a session holding none is forgotten (there is one key per
+        session a server ever served: kept at zero, they would pile up). Call with the lock."""
+        self._active[key] -= 1
+        if self._active[key] <= 0:
+            del self._active[key]
 
     def _take_idle(self) -> _Worker | None:
         """An idle worker still alive (one killed from outside while idle is dropped); call with the lock."""
@@ -245,7 +253,7 @@ class WorkerPool:
 
     def _release(self, worker: _Worker, key: str) -> None:
         with self._condition:
-            self._active[key] -= 1
+            self._leave(key)
             if self._closed:
                 self._live -= 1
                 worker.stop()
@@ -257,7 +265,7 @@ class WorkerPool:
         """Kill a worker whose task overran, crashed or was cancelled; the next demand starts another."""
         worker.stop()
         with self._condition:
-            self._active[key] -= 1
+            self._leave(key)
             self._live -= 1
             self._condition.notify_all()
 

@@ -108,7 +108,7 @@ def _reading_commands(commands: Commands) -> None:
     read.add_argument("target", help="path, path#anchor or pointer path@rev#anchor")
     read.add_argument("--goal", help="what you need, in words")
     read.add_argument("--needle", action="append", default=[], help="exact string to find (repeatable)")
-    read.add_argument("--action", default="focus", choices=["scout", "focus", "collect", "refine", "verify"])
+    read.add_argument("--action", default="focus", choices=["scout", "focus", "collect", "refine", "verify", "check"])
     read.add_argument("--view", choices=["snippets", "outline", "lines", "section", "full"])
     read.add_argument("--budget-tokens", type=int)
     _common(read)

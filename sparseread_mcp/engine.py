@@ -9,7 +9,7 @@ from stat import S_ISDIR, S_ISREG
 from . import progress
 from .answers.as_lines import asks_for_lines
 from .answers.handlers import FileAnswers
-from .answers.read import FileRead, ReadRequest, adopt_intent, opening_extras
+from .answers.read import FileRead, ReadRequest, intent_on, opening_extras
 from .answers.resumed import dereference, next_page, verify_pointed
 from .commands.savings import build_trace, card_call, preview_call, read_call
 from .config import HARD_RESPONSE_CAP_TOKENS, MIN_BUDGET_TOKENS, Settings
@@ -26,7 +26,7 @@ from .files.large import large_card, read_range
 from .files.revisions import Revisions
 from .files.roots import ResolvedPath, Roots
 from .files.textdiff import TextDiff
-from .gate.delivery import CoverageFn, Delivery
+from .gate.delivery import CoverageFn, Delivery, Extras
 from .gate.ledger import Ledger
 from .gate.respond import fit_card, fit_preview
 from .gate.route import choose_route
@@ -40,7 +40,7 @@ from .preview import PREVIEW_SAMPLES, binary_card, build_preview
 from .protocol import actions
 from .protocol.card import build_card
 from .protocol.coverage import episode_coverage
-from .protocol.intents import effective_intent, objective_of, query_for, says_what_to_locate
+from .protocol.intents import objective_of, query_for, says_what_to_locate
 from .protocol.session import Episode, Session
 from .readers.base import ParsedArtifact
 from .readers.registry import ReaderRegistry, default_registry
@@ -195,11 +195,11 @@ class ReadEngine:
             digest = self.files.work(tasks.digest, location, 16, label=location.relative)
             return fit_preview(binary_card(location, digest, str(exc), self.counter), budget, self.counter)
         session.note_version(parsed.artifact.path, parsed.artifact.fingerprint)
-        adopt_intent(session, intent)
+        intent, _ = intent_on(session, parsed.artifact.path, intent)
         route = choose_route(
             full_view_tokens=self.full_view_tokens(parsed),
             native_fit_tokens=self.settings.native_fit_tokens,
-            intent=effective_intent(intent, session.intent),
+            intent=intent,
         )
         reader = self.registry.reader_for(location.absolute)
         matches, focus = self._best_matches(parsed, intent) if not route.native else (None, {})
@@ -254,24 +254,19 @@ class ReadEngine:
         location = self.roots.resolve(target.path)
         found = location.stat()  # what is there now, opened beneath the root (see safeopen)
         if target.rev is None and S_ISDIR(found.st_mode):
-            adopt_intent(session, request.intent)
-            return read_directory(
-                self,
-                session,
-                self.inventory(target.path),
-                action=request.action,
-                budget=budget,
-                intent=effective_intent(request.intent, session.intent),
-            )
+            inventory = self.inventory(target.path)
+            intent, _ = intent_on(session, inventory.root_path or ".", request.intent)
+            return read_directory(self, session, inventory, action=request.action, budget=budget, intent=intent)
         if S_ISREG(found.st_mode) and found.st_size > self.settings.max_parse_bytes:
             return read_range(location, target, budget, self.counter, stream=self.files.stream)
         parsed = self.open(target.path, as_lines=asks_for_lines(target, request))
         invalidated = session.note_version(parsed.artifact.path, parsed.artifact.fingerprint)
-        adopt_intent(session, request.intent)
-        intent = effective_intent(request.intent, session.intent)
+        verify = request.action == "verify"
+        intent, continued = intent_on(session, parsed.artifact.path, request.intent, continues=not verify)
         if target.rev is not None:
             return dereference(self, session, parsed, target, intent, budget)
-        return self.answers.answer(self._file_read(session, parsed, target, request, intent, budget, invalidated))
+        opening = opening_extras(self.scope_of(parsed), invalidated, continued)
+        return self.answers.answer(self._file_read(session, parsed, target, request, intent, budget, opening))
 
     def card(
         self,
@@ -329,7 +324,7 @@ class ReadEngine:
         request: ReadRequest,
         intent: Intent | None,
         budget: int,
-        invalidated: list[str],
+        opening: Extras,
     ) -> FileRead:
         """The request resolved for this file, once: its episode, delivery, route and opening frame."""
         episode = self.episode_for(session, parsed, objective_of(intent), intent)
@@ -349,7 +344,7 @@ class ReadEngine:
                 intent=intent,
             ),
             delivery=self.delivery_for(parsed, episode, intent, budget, request.action, view, session=session),
-            extras=opening_extras(self.scope_of(parsed), invalidated, request.intent, session),
+            extras=opening,
         )
 
     def _directory_page(self, session: Session, cursor: str, budget: int) -> EvidencePack | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Literal
 
 #: What a read does: an overview, passages for a goal, per-slot evidence, more of it, or a check.
-Action = Literal["scout", "focus", "collect", "refine", "verify"]
+Action = Literal["scout", "focus", "collect", "refine", "verify", "check"]
 ACTIONS: tuple[Action, ...] = ("scout", "focus", "collect", "refine", "verify")
 #: The shape of an answer's evidence.
 View = Literal["snippets", "card", "outline", "section", "lines", "full", "summary", "compact", "projection"]

@@ -39,6 +39,8 @@ An answer says only what carries information (protocol 4):
   a card episode its sparse characters so far `E`, the same way;
 - a verify answer about one claim: its `verification` (status, reason, pointer) without the claim's
   `coverage`, and `already_delivered` without the verdict's own pointer;
+- a `check` answer is its `result` alone (with `message` or `invalidated` when said): the counts and
+  places are the answer, and nothing was delivered or charged;
 - a verify answer about a file the agent holds whole (`native_fit`, no items) is the verdict alone:
   `{"verification": {"status", "pointer"}, "tokens"}`. The pointer is the citation and the agent judges
   with the whole file before it, so no reason, episode, gate, ledger (nothing was charged), coverage or
@@ -223,6 +225,10 @@ def _says_lines(anchor: str, lines: object) -> bool:
 
 def _pack(pack: dict[str, Any]) -> None:
     """An evidence pack without repeats: what its items, its verdict, its defaults and its pointers say."""
+    if pack.get("action") == "check":
+        _verdict_alone(pack)  # counts and places: the result is the answer, nothing was delivered
+        pack.pop("view", None)
+        return
     _coverage_said_once(pack)
     _verdict_said_once(pack)
     _defaults_and_routine_left_out(pack)

@@ -1,4 +1,5 @@
-"""Tool arguments are validated with messages naming the field; internal failures answer with an id only."""
+"""Tool arguments are validated with one-line messages naming the field and what is allowed (never pydantic's
+report and its URL); internal failures answer with an id only."""
 
 from __future__ import annotations
 
@@ -20,27 +21,30 @@ def root(tmp_path: Path) -> Path:
 
 
 BAD_ARGUMENTS = [
-    ({"target": "notes.md", "intent": {"needles": [""]}}, "intent.needles.0"),
-    ({"target": "notes.md", "budget_tokens": 10}, "budget_tokens"),
-    ({"target": "notes.md", "budget_tokens": 10**6}, "budget_tokens"),
-    ({"target": "notes.md", "action": "delete"}, "action"),
-    ({"target": "notes.md", "view": "everything"}, "view"),
-    ({"target": "notes.md", "intent": {"want": "all"}}, "intent.want"),
-    ({"target": "notes.md", "intent": {"slots": [{"id": "", "question": "q"}]}}, "intent.slots.0.id"),
-    ({"target": "notes.md", "intent": {"goal": "x" * 9000}}, "intent.goal"),
-    ({}, "target"),
+    ({"target": "notes.md", "intent": {"needles": [""]}}, "intent.needles[0]", "must not be empty"),
+    ({"target": "notes.md", "budget_tokens": 10}, "budget_tokens", "use 200..22500"),
+    ({"target": "notes.md", "budget_tokens": 10**6}, "budget_tokens", "use 200..22500"),
+    ({"target": "notes.md", "action": "delete"}, "action", "'focus', 'collect', 'refine'"),
+    ({"target": "notes.md", "view": "everything"}, "view", "'snippets', 'card', 'outline'"),
+    ({"target": "notes.md", "intent": {"want": "all"}}, "intent.want", "'fact', 'list'"),
+    ({"target": "notes.md", "intent": {"goal": "x", "bogus": 1}}, "'bogus'", "use goal, slots, needles"),
+    ({"target": "notes.md", "intent": "find the marker"}, "intent", 'e.g. {"goal"'),
+    ({"target": "notes.md", "intent": {"slots": [{"id": "", "question": "q"}]}}, "intent.slots[0].id", "empty"),
+    ({"target": "notes.md", "intent": {"goal": "x" * 9000}}, "intent.goal", "at most 8000 characters"),
+    ({}, "target", "required"),
 ]
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize(("arguments", "field"), BAD_ARGUMENTS)
-async def test_a_bad_argument_is_a_tool_error_naming_its_field(
-    root: Path, arguments: dict[str, object], field: str
+@pytest.mark.parametrize(("arguments", "field", "allowed"), BAD_ARGUMENTS)
+async def test_a_bad_argument_is_one_line_naming_its_field_and_what_is_allowed(
+    root: Path, arguments: dict[str, object], field: str, allowed: str
 ) -> None:
     async with Client(create_server(Settings(roots=(root,)))) as client:
         result = await client.call_tool("sro_read", arguments)
     message = result.content[0].text  # type: ignore[union-attr]
-    assert result.is_error and field in message, message
+    assert result.is_error and field in message and allowed in message, message
+    assert "\n" not in message and "pydantic" not in message and "http" not in message, message
     assert "internal error" not in message and "Traceback" not in message
 
 

@@ -47,7 +47,7 @@ def test_deleted_anchored_text_is_gone_and_an_edit_in_place_is_changed(tmp_path:
     assert changed is not None and changed.status == "changed" and "SEC33-P2-EDITED" in (changed.diff or "")
 
 
-def test_a_json_read_after_a_sql_session_intent_works_and_says_the_query_was_not_applied(tmp_path: Path) -> None:
+def test_a_json_read_after_a_sql_read_of_another_file_takes_nothing_from_it(tmp_path: Path) -> None:
     pytest.importorskip("duckdb")
     (tmp_path / "cities.csv").write_text("city,population\nOslo,700000\nBergen,285000\n")
     (tmp_path / "status.json").write_text(json.dumps({"service": {"name": "billing", "owner": "ops-team"}}))
@@ -57,7 +57,7 @@ def test_a_json_read_after_a_sql_session_intent_works_and_says_the_query_was_not
     pack = engine.read("s", ReadRequest(target="status.json", intent=Intent(goal="who owns the billing service")))
     assert pack.result is None
     assert "ops-team" in pack.model_dump_json()
-    assert pack.message and "`query` was not applied" in pack.message
+    assert not pack.message or "continuing" not in pack.message
 
 
 def test_a_table_focus_that_matches_nothing_says_so_and_points_to_intent_query(tmp_path: Path) -> None:

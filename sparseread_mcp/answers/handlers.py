@@ -29,6 +29,7 @@ from ..protocol.pointers import Differ, anchored_span
 from ..select.policy import Policy
 from ..tokens import TokenCounter
 from ..vocabulary import Action, GateDecision
+from .absence import check_pack
 from .exact import compact_pack, projection_pack, query_pack
 from .located import located_pack
 from .read import FileRead
@@ -68,6 +69,7 @@ class FileAnswers:
             "collect": self._locate,
             "refine": self._refine,
             "verify": self._verify,
+            "check": check_pack,
         }
 
     def answer(self, read: FileRead) -> EvidencePack:
@@ -219,7 +221,7 @@ class FileAnswers:
             and read.located
         ):
             return self._already_whole(read)
-        if read.view == "full" or (native and anchor is None and read.action != "verify"):
+        if read.view == "full" or (native and anchor is None and read.action not in ("verify", "check")):
             return self._whole(read)
         return None
 

@@ -8,7 +8,7 @@ from ..files.anchors import Target
 from ..gate.delivery import Delivery, Extras
 from ..gate.route import Route
 from ..models import Intent
-from ..protocol.intents import is_empty, not_inherited, says_what_to_locate
+from ..protocol.intents import continuation_note, continued_intent, is_empty, located_part, says_what_to_locate
 from ..protocol.session import Session
 from ..readers.base import ParsedArtifact
 from ..vocabulary import Action, View
@@ -51,18 +51,29 @@ class FileRead:
 
 
 def adopt_intent(session: Session, stated: Intent | None) -> None:
-    """The first intent a session is given becomes its own: later calls that state none read with it."""
+    """The first intent a session is given is shown on its card (`session_intent`); it is not applied
+    to other files: see `intent_on`."""
     if session.intent is None and not is_empty(stated):
         session.intent = stated
 
 
-def opening_extras(scope: str, invalidated: list[str], stated: Intent | None, session: Session) -> Extras:
-    """The frame every answer about a file starts from: what changed since it was read, and which parts
-    of the session intent this call did not inherit."""
-    message = (
-        "the file changed since it was last read: earlier evidence listed in `invalidated`" if invalidated else None
-    )
-    if skipped := not_inherited(stated, session.intent):
-        note = f"the session intent's {skipped} was not applied: it belongs to the call that states it"
-        message = f"{message}; {note}" if message else note
-    return Extras(scope=scope, invalidated=tuple(invalidated), message=message)
+def intent_on(
+    session: Session, path: str, stated: Intent | None, *, continues: bool = True
+) -> tuple[Intent | None, str | None]:
+    """The intent a call on `path` reads with (its own, or the latest on this path continued) and, when
+    it continued one, the note that says which; remembered as the latest on `path`. A call that must
+    state its own (a claim to verify) continues nothing."""
+    adopt_intent(session, stated)
+    earlier = session.goals.get(path) if continues else None
+    intent = continued_intent(stated, earlier)
+    session.remember_goal(path, located_part(intent))
+    return intent, continuation_note(stated, earlier)
+
+
+def opening_extras(scope: str, invalidated: list[str], continued: str | None) -> Extras:
+    """The frame every answer about a file starts from: what changed since it was read, and which earlier
+    goal this call continued."""
+    notes = ["the file changed since it was last read: earlier evidence listed in `invalidated`"] if invalidated else []
+    if continued:
+        notes.append(continued)
+    return Extras(scope=scope, invalidated=tuple(invalidated), message="; ".join(notes) or None)

@@ -81,9 +81,7 @@ class LineIndex:
                 s, e = self.span_of(line_anchor)
             else:
                 s, e = self.lines_span(first, last)
-            if e > end:
-                raise AnchorError(f"{anchor.format()} runs past the end of page p{anchor.page}")
-            return s, e
+            return s, min(e, end)  # lines past the page's end clamp to it
         if anchor.first_line is None:
             raise AnchorError(f"anchor {anchor.format()!r} does not name lines")
         if anchor.kind == "columns":
@@ -91,25 +89,25 @@ class LineIndex:
         return self.lines_span(anchor.first_line, anchor.last_line or anchor.first_line)
 
     def _columns_span(self, first: int, last: int, anchor: Anchor) -> tuple[int, int]:
+        """Columns clamp to what exists: a last column past its line's end stops at the end (its newline
+        included, which a column may name); only a first column past its line's end is out of range."""
         first_col, last_col = anchor.first_col or 1, anchor.last_col or 1
-        if first == last:
-            start, end = self.lines_span(first, first)
-            if last_col > end - start + (first < self.line_count):  # a column may name the line's newline
-                raise AnchorError(
-                    f"columns C{first_col}-C{last_col} are out of range: line {first} has {end - start} characters"
-                )
-            return start + first_col - 1, start + last_col
-        # Across lines, a column may name the line's own newline (one past its last character).
         start_line, _ = self.lines_span(first, first)
+        if first_col > self.line_end(first) - start_line + 1:
+            raise AnchorError(
+                f"column C{first_col} is out of range: line {first} has {self.line_end(first) - start_line} characters"
+            )
         last_start, last_end = self.lines_span(last, last)
-        if first_col > self.line_end(first) - start_line + 1 or last_col > last_end - last_start + 1:
-            raise AnchorError(f"{anchor.format()} is out of range: a column runs past the end of its line")
-        return start_line + first_col - 1, min(last_start + last_col, len(self.text))
+        newline = 1 if last < self.line_count else 0
+        end = last_start + min(last_col, last_end - last_start + newline)
+        return start_line + first_col - 1, max(end, start_line + first_col - 1)
 
     def lines_span(self, first: int, last: int) -> tuple[int, int]:
-        if not 1 <= first <= last <= self.line_count:
+        """Lines [first, last]; a last line past the end clamps to the last line (only a first line past
+        it, or a range given backwards, is out of range)."""
+        if not 1 <= first <= last or first > self.line_count:
             raise AnchorError(f"lines L{first}-L{last} are out of range: this text has lines L1-L{self.line_count}")
-        return self.starts[first - 1], self.line_end(last)
+        return self.starts[first - 1], self.line_end(min(last, self.line_count))
 
     def page_anchor_for(self, start: int, end: int) -> Anchor:
         """Like `anchor_for`, but as a page and lines relative to that page (`p12:L3-L20`)."""

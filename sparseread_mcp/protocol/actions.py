@@ -95,7 +95,10 @@ def collect(
     form: ExposureForm = "snippets",
     max_chars: int = 2_000,
 ) -> list[Candidate]:
-    """Each slot's best evidence within an equal share of `max_chars`, best slot answers first."""
+    """Each slot located on its own (its question and aliases, the goal as context) within an equal share
+    of `max_chars`, best slot answers first. Every item names the slot it was found for (and any other
+    its text supports); a slot whose best span does not even partly support it gets nothing: `missing`,
+    with no filler."""
     slots = slots_of(intent)
     share = max(1, max_chars // max(1, len(slots)))
     chosen: list[Candidate] = []
@@ -104,10 +107,13 @@ def collect(
         return episode.overlaps_delivered(start, end) or any(c.start < end and start < c.end for c in chosen)
 
     per_slot: list[list[Candidate]] = []
+    text = parsed.artifact.text
     for slot in slots:
         ranking = locator.rank(parsed, query_for(intent, slot_id=slot.id if intent.slots else None))
         spans = plan_exposure(parsed, ranking, form, share, skip=taken)
-        found = [_span_candidate(parsed, span, slots) for span in spans]
+        if max((support(slot, text[span.start : span.end]) for span in spans), default=0.0) < PARTIAL_SUPPORT:
+            spans = []  # nothing relevant: the slot is missing, and no filler stands for it
+        found = [_span_candidate(parsed, span, slots, found_for=slot.id) for span in spans]
         chosen.extend(found)
         per_slot.append(found)
     # Interleave: every slot's best span comes before any slot's second.
@@ -120,11 +126,14 @@ def candidates_of(parsed: ParsedArtifact, ranking: list[tuple[int, float]], inte
     return _top(parsed, ranking, slots_of(intent), limit=max_items(intent))
 
 
-def _span_candidate(parsed: ParsedArtifact, span: Span, slots: list[Slot]) -> Candidate:
+def _span_candidate(
+    parsed: ParsedArtifact, span: Span, slots: list[Slot], *, found_for: str | None = None
+) -> Candidate:
     text = parsed.artifact.text[span.start : span.end]
-    return Candidate(
-        start=span.start, end=span.end, score=span.score, slots=tag_slots(text, slots), passage=span.passage
-    )
+    tags = tag_slots(text, slots)
+    if found_for is not None and found_for not in tags:
+        tags = (found_for, *tags)
+    return Candidate(start=span.start, end=span.end, score=span.score, slots=tags, passage=span.passage)
 
 
 def refine(
@@ -142,7 +151,7 @@ def refine(
 
     out: list[Candidate] = []
     if around is not None:
-        out.extend(_neighbours(parsed, around, slots, width=2))
+        out.extend(beside(parsed, episode, around, slots, chars=AROUND_CHARS))
     else:
         ranking = episode.ranking
         if intent is not None and (intent.needles or not ranking):
@@ -164,6 +173,41 @@ def refine(
             seen.add((c.start, c.end))
             unique.append(c)
     return unique
+
+
+#: "Around this passage": this many characters on each side of it, cut at line (or word) boundaries.
+AROUND_CHARS = 1_000
+
+
+def beside(
+    parsed: ParsedArtifact, episode: Episode, span: tuple[int, int], slots: list[Slot], *, chars: int
+) -> list[Candidate]:
+    """The text right before and right after `span` (at most `chars` each side, nearest first), less
+    what the episode already delivered: what "around this passage" means, whatever the passages are."""
+    text = parsed.artifact.text
+    start, end = span
+    before = _boundary(text, max(0, start - chars), forward=True, limit=start)
+    after = _boundary(text, min(len(text), end + chars), forward=False, limit=end)
+    out = []
+    for s, e in (*_undelivered(text, episode, before, start), *_undelivered(text, episode, end, after)):
+        out.append(Candidate(start=s, end=e, score=0.0, slots=tag_slots(text[s:e], slots)))
+    # nearest first: the piece that touches the span on each side, then the rest
+    return sorted(out, key=lambda c: min(abs(c.end - start), abs(c.start - end)))
+
+
+def _boundary(text: str, at: int, *, forward: bool, limit: int) -> int:
+    """`at` moved to the nearest line start (forward) or line end (backward) on the span's side, else to
+    a word boundary (a line longer than the window, a document on one line), never past `limit`."""
+    window = text[min(at, limit) : max(at, limit)]
+    if forward:
+        cut = window.find("\n")
+        if cut == -1 or cut + 1 >= len(window):
+            cut = window.find(" ")
+        return at + cut + 1 if cut != -1 else at
+    cut = window.rfind("\n")
+    if cut <= 0:
+        cut = window.rfind(" ")
+    return limit + cut if cut > 0 else at
 
 
 def novel_query(parsed: ParsedArtifact, episode: Episode, intent: Intent) -> Query:

@@ -1,4 +1,4 @@
-"""Intents: merging the access intent over the session intent, objectives and queries."""
+"""Intents: what a call continues of the latest intent on its file, objectives and queries."""
 
 from __future__ import annotations
 
@@ -13,28 +13,44 @@ def is_empty(intent: Intent | None) -> bool:
     return intent is None or not any(value not in (None, [], "") for value in intent.model_dump().values())
 
 
-#: Fields a call never takes from the session intent: a query is written against one artifact's schema
-#: (SQL for a table, a filter for JSON), so applied to another artifact it is wrong or fails.
-NEVER_INHERITED = ("query",)
+#: Fields a call takes from the latest located intent on its file when it leaves them unsaid: what to find
+#: and the answer's shape. Never a `query` (an exact operation is one call's) nor `need_full`.
+CONTINUED = ("goal", "slots", "needles", "want", "coverage")
+#: How much of a continued goal the answer quotes to say which one it used.
+QUOTED_GOAL_CHARS = 80
 
 
-def effective_intent(call: Intent | None, session: Intent | None) -> Intent | None:
-    """The call's fields win; the session intent only fills what the call leaves unsaid and applies."""
-    if session is None:
+def continued_intent(call: Intent | None, earlier: Intent | None) -> Intent | None:
+    """The intent a call reads with: its own, or, when it states no goal and no slots, the latest located
+    intent on the same file or folder (`earlier`) with the call's own fields over it. A call never takes
+    another file's goal: the caller passes only this path's."""
+    if earlier is None or _states_its_own(call):
         return call
-    inherited = {k: v for k, v in session.model_dump().items() if k not in NEVER_INHERITED}
+    fields = {k: v for k, v in earlier.model_dump().items() if k in CONTINUED}
     if call is not None:
-        inherited.update({k: v for k, v in call.model_dump().items() if v is not None})
-    merged = Intent.model_validate(inherited)
-    return None if call is None and is_empty(merged) else merged
+        fields.update({k: v for k, v in call.model_dump().items() if v is not None})
+    return Intent.model_validate(fields)
 
 
-def not_inherited(call: Intent | None, session: Intent | None) -> str | None:
-    """The session-intent fields this call did not take (for the pack to say so), as `a`, `b`; else None."""
-    if session is None:
+def continuation_note(call: Intent | None, earlier: Intent | None) -> str | None:
+    """What the answer says when it continued an earlier goal (which one), else None."""
+    if earlier is None or _states_its_own(call) or not says_what_to_locate(earlier):
         return None
-    left = [f"`{name}`" for name in NEVER_INHERITED if getattr(session, name) and getattr(call, name, None) is None]
-    return ", ".join(left) or None
+    objective = objective_of(earlier)
+    quoted = objective if len(objective) <= QUOTED_GOAL_CHARS else objective[: QUOTED_GOAL_CHARS - 3] + "..."
+    return f'continuing your latest goal on this file: "{quoted}" (state a goal to change it)'
+
+
+def _states_its_own(call: Intent | None) -> bool:
+    """A goal, slots or an exact query: the call's own objective, nothing continued."""
+    return call is not None and bool(call.goal or call.slots or call.query)
+
+
+def located_part(intent: Intent | None) -> Intent | None:
+    """What a later call on the same path may continue: the intent's located fields, when it has any."""
+    if not says_what_to_locate(intent):
+        return None
+    return Intent.model_validate({k: v for k, v in intent.model_dump().items() if k in CONTINUED})
 
 
 def says_what_to_locate(intent: Intent | None) -> TypeGuard[Intent]:

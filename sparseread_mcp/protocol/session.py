@@ -104,6 +104,9 @@ class Session:
     #: read): later reads of that version answer with pointers instead of sending it again.
     whole: dict[str, str] = field(default_factory=dict)
     changed: set[str] = field(default_factory=set)
+    #: Path (file or folder) -> the latest located intent stated or continued on it, latest last: a call
+    #: without a goal on that path continues it (and never another path's).
+    goals: dict[str, Intent] = field(default_factory=dict)
     #: Every tool call's cost, for `trace` and the card's savings (the latest MAX_CALLS are kept).
     calls: list[CallRecord] = field(default_factory=list)
     calls_dropped: int = 0
@@ -138,6 +141,15 @@ class Session:
         self.episodes[episode.id] = episode
         while len(self.episodes) > MAX_EPISODES:
             self.episodes.pop(next(iter(self.episodes)))
+
+    def remember_goal(self, path: str, intent: Intent | None) -> None:
+        """`intent` is now the latest on `path` (latest last; at most MAX_EPISODES paths are kept)."""
+        if intent is None:
+            return
+        self.goals.pop(path, None)
+        self.goals[path] = intent
+        while len(self.goals) > MAX_EPISODES:
+            self.goals.pop(next(iter(self.goals)))
 
     def record_call(self, call: CallRecord) -> None:
         self.calls.append(call)

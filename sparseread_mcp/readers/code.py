@@ -54,7 +54,7 @@ class _Symbol:
 class CodeReader:
     name = "code"
     types = frozenset(spec.name for spec in BY_SUFFIX.values())
-    actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify"})
+    actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify", "check"})
     binary = False
     #: How it can answer (method, exposure form); a preview lists them.
     configurations: tuple[Configuration, ...] = (

@@ -154,7 +154,7 @@ class _Extractor(HTMLParser):
 class HtmlReader:
     name = "html"
     types = frozenset({"html"})
-    actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify"})
+    actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify", "check"})
     binary = False
     #: How it can answer (method, exposure form); a preview lists them.
     configurations: tuple[Configuration, ...] = (

@@ -76,7 +76,7 @@ def looks_like_log(path: Path) -> bool:
 class LogReader:
     name = "log"
     types = frozenset({"log"})
-    actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify"})
+    actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify", "check"})
     binary = False
     #: How it can answer (method, exposure form); a preview lists them.
     configurations: tuple[Configuration, ...] = (

@@ -32,7 +32,7 @@ MAX_PAGES_PER_READ = 20
 class PdfReader:
     name = "pdf"
     types = frozenset({"pdf"})
-    actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify"})
+    actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify", "check"})
     binary = True
     #: How it can answer (method, exposure form); a preview lists them.
     configurations: tuple[Configuration, ...] = (

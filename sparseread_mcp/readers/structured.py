@@ -58,7 +58,7 @@ class KeyPathAnchors(LineAnchors):
 class StructuredReader:
     name = "structured"
     types = frozenset({"json", "yaml", "toml"})
-    actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify"})
+    actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify", "check"})
     binary = False
     #: How it can answer (method, exposure form); a preview lists them.
     configurations: tuple[Configuration, ...] = (

@@ -68,7 +68,7 @@ class RowAnchors(LineAnchors):
 class TableReader:
     name = "table"
     types = frozenset({"csv", "tsv", "jsonl", "parquet", "xlsx"})
-    actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify"})
+    actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify", "check"})
     binary = True  # Parquet and workbooks are decoded here; text tables are decoded like any text
     #: How it can answer (method, exposure form); a preview lists them.
     configurations: tuple[Configuration, ...] = (

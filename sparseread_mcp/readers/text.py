@@ -47,7 +47,7 @@ class TextReader:
 
     name = "text"
     types = frozenset({"text", "markdown"})
-    actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify"})
+    actions: frozenset[Action] = frozenset({"scout", "focus", "collect", "refine", "verify", "check"})
     binary = False
     #: How it can answer (method, exposure form); a preview lists them.
     configurations: tuple[Configuration, ...] = (

@@ -33,6 +33,7 @@ from ..models import Intent
 from ..tokens import TokenCounter, stamp_tokens
 from ..vocabulary import CARD_TOOL, COMPACT_TOOL, PREVIEW_TOOL, READ_TOOL, Action, View
 from ..wire import record_blocks, wire_dict
+from .argument_errors import explain
 from .identity import SessionKeys, own_session_key
 from .scheduler import FairScheduler
 
@@ -54,7 +55,7 @@ Budget = Annotated[
 ]
 IntentArg = Annotated[
     Intent | None,
-    Field(description="What you need; unsaid fields come from the session's first intent."),
+    Field(description="What you need; no goal: your last on this path goes on."),
 ]
 PreviewIntentArg = Annotated[
     dict[str, JsonValue] | None,
@@ -103,6 +104,9 @@ class SparsereadServer(MCPServer):
             await self._refuse_unknown_arguments(name, arguments)
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                schema = next((t.input_schema for t in await super().list_tools() if t.name == name), None)
+                exc.args = (explain(exc.__cause__, name, schema),)
             text = str(exc)
             if len(text) > MAX_ERROR_CHARS:
                 # Same exception, same cause (the SDK logs by it), only its message shortened.
@@ -217,7 +221,7 @@ def _intent(raw: dict[str, JsonValue] | None) -> Intent | None:
     try:
         return Intent.model_validate(raw)
     except ValidationError as exc:
-        raise ToolError(f"Error validating intent: {exc}") from exc
+        raise ToolError(explain(exc, "intent")) from exc
 
 
 def _with_handle(model: BaseModel, handle: str | None, counter: TokenCounter) -> BaseModel:
@@ -364,7 +368,7 @@ def _add_reading_tools(server: MCPServer, engine: ReadEngine, runner: Runner) ->
             Action,
             Field(
                 description="focus: passages for intent.goal; collect: per intent.slots; refine: more, never "
-                "resent; scout: overview; verify: a pointer, or the claim in intent.goal."
+                "resent; scout: overview; verify: a pointer, or a claim (goal); check: counts only."
             ),
         ] = "focus",
         intent: IntentArg = None,

@@ -36,6 +36,7 @@ def session_fields(session: Session) -> dict[str, str]:
         "seen": session.seen,
         "whole": session.whole,
         "order": list(session.episodes),
+        "goals": [[path, intent.model_dump(mode="json", exclude_none=True)] for path, intent in session.goals.items()],
     }
     calls = {"calls": [c.to_json() for c in session.calls], "dropped": session.calls_dropped}
     fields = {FORMAT: FORMAT_VERSION, META: _dumps(meta), CALLS: _dumps(calls)}
@@ -86,6 +87,7 @@ def apply_fields(session: Session, fields: dict[str, str]) -> None:
     session.intent = intent
     session.seen = dict(meta.seen)
     session.whole = dict(meta.whole)
+    session.goals = {path: Intent.model_validate(goal) for path, goal in meta.goals}
     session.calls = [_call(row) for row in calls.calls]
     session.calls_dropped = calls.dropped
     session.episodes = episodes
@@ -158,7 +160,13 @@ def _merge_meta(was: dict[str, Any], now: dict[str, Any], other: dict[str, Any])
         **{p: f for p, f in now.get("whole", {}).items() if whole_before.get(p) != f},
     }
     order = [*other["order"], *(i for i in now["order"] if i not in other["order"])]
-    return {"intent": other["intent"] or now["intent"], "seen": seen, "whole": whole, "order": order}
+    # Goals: theirs, then the ones this writer set since `base` (latest last), at most MAX_EPISODES.
+    goals_before = {path: goal for path, goal in was.get("goals", [])}
+    mine = [[p, g] for p, g in now.get("goals", []) if goals_before.get(p) != g]
+    changed = {p for p, _ in mine}
+    goals = [*([p, g] for p, g in other.get("goals", []) if p not in changed), *mine][-MAX_EPISODES:]
+    merged = {"intent": other["intent"] or now["intent"], "seen": seen, "whole": whole, "order": order}
+    return {**merged, "goals": goals}
 
 
 def _merge_calls(was: dict[str, Any], now: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:

@@ -35,6 +35,8 @@ class StoredMeta(_Stored):
     seen: dict[str, Text]
     whole: dict[str, Text] = Field(default_factory=dict)
     order: list[Text]
+    #: path, the latest located intent on it (latest last)
+    goals: list[tuple[Text, dict[str, JsonValue]]] = Field(default_factory=list)
 
 
 #: tool, path, fingerprint, type, action, decision, tokens, full_view_tokens, seconds, at

@@ -49,16 +49,17 @@ def build_preview(
     if line_range is not None:
         entries = [e for e in entries if line_range[0] <= e.first_line <= line_range[1]]
     native = route.native
+    topics = [] if native or entries else topic_starts(parsed)
     preview = Preview(
         artifact=ArtifactInfo(
             path=artifact.path, type=parsed.type, fingerprint=artifact.fingerprint, size_bytes=artifact.size_bytes
         ),
         full_view_chars=len(artifact.text),
         full_view_tokens=full_view_tokens,
-        outline=[_outline_item(e) for e in entries],
+        outline=[_outline_item(e) for e in entries] or topics,
         samples=[] if native else _samples(parsed, matches, focus or {}),
         # The whole content is here: signals and other ways to read it would only repeat what it shows.
-        signals={} if native else _signals(parsed),
+        signals={} if native else {**_signals(parsed), **({"outline": TOPICS_SIGNAL} if topics else {})},
         route="native" if native else "sparse",
         reason=route.reason,
         content=artifact.text if native else None,
@@ -81,6 +82,59 @@ def build_preview(
         )
         fitted = shrink_preview(again, budget_tokens, counter, keep=keep)
     return fitted
+
+
+#: Where a text without headings has its topics: this many stretches, each named by the sentence that
+#: opens it (its first TOPIC_TITLE_CHARS, verbatim) and anchored to the whole stretch.
+TOPIC_STRETCHES = 12
+TOPIC_TITLE_CHARS = 64
+TOPICS_SIGNAL = "no headings: sentence starts spread over the text, each anchoring the stretch it opens"
+#: A text shorter than this many characters per stretch gets fewer stretches.
+_STRETCH_MIN_CHARS = 1_500
+
+
+def topic_starts(parsed: ParsedArtifact) -> list[OutlineItem]:
+    """An outline for text without headings (a single-line article, a transcript): TOPIC_STRETCHES
+    stretches of equal length, each begun at the first sentence (or line) start inside it and named by
+    that sentence's opening words; reading an entry's anchor reads its stretch."""
+    text, lines = parsed.artifact.text, parsed.lines
+    count = min(TOPIC_STRETCHES, len(text) // _STRETCH_MIN_CHARS)
+    if count < 2:
+        return []
+    starts: list[int] = []
+    for k in range(count):
+        at = _sentence_start(text, k * len(text) // count) if k else 0
+        if at < len(text) and (not starts or at > starts[-1]):
+            starts.append(at)
+    out = []
+    for start, end in zip(starts, [*starts[1:], len(text)], strict=True):
+        end = len(text[:end].rstrip())
+        title = _title_end(text, start, min(end, start + TOPIC_TITLE_CHARS))
+        anchor = lines.anchor_for(start, end).format()
+        first, last = lines.line_of(start), lines.line_of(max(start, end - 1))
+        out.append(OutlineItem(title=" ".join(text[start:title].split()), anchor=anchor, lines=(first, last)))
+    return out
+
+
+def _title_end(text: str, start: int, limit: int) -> int:
+    """Where a topic's title ends: its sentence's end, else the last space before `limit`."""
+    found = _SENTENCE_END.search(text, start, limit)
+    if found:
+        return found.start() + 1
+    space = text.rfind(" ", start + 1, limit)
+    return space if space > start and limit < len(text) else limit
+
+
+def _sentence_start(text: str, at: int) -> int:
+    """The first sentence or line start at or after `at` (within a stretch's reach), else `at`."""
+    reach = min(len(text), at + _STRETCH_MIN_CHARS)
+    newline = text.find("\n", at, reach)
+    found = _SENTENCE_END.search(text, at, reach)
+    candidates = [x for x in (newline + 1 if newline >= 0 else -1, found.end() if found else -1) if x > 0]
+    start = min(candidates) if candidates else at
+    while start < len(text) and text[start].isspace():
+        start += 1
+    return start
 
 
 def _holding(entries: list[OutlineEntry], parsed: ParsedArtifact, matches: list[int] | None) -> frozenset[str]:

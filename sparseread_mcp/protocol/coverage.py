@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 
 from ..evidence import pointer_for
+from ..locate.bm25 import passage_index
 from ..locate.terms import terms
 from ..models import Slot, SlotCoverage
 from ..readers.base import ParsedArtifact
@@ -15,6 +17,8 @@ from .session import Episode
 GOAL_SLOT = "goal"
 FOUND_SUPPORT = 0.6
 PARTIAL_SUPPORT = 0.25
+#: Coverage weighs a slot's words by their rarity in the file (`slot_weights`); False: every word alike.
+WEIGHTED = True
 
 
 def slot_terms(slot: Slot) -> set[str]:
@@ -45,8 +49,9 @@ def asks_for(slot: Slot) -> list[str]:
     return [kind for kind, pattern in _ASKS.items() if pattern.search(slot.question[:2_000])]
 
 
-def support(slot: Slot, text: str) -> float:
-    """Share of the slot's words present in `text`; an exact alias counts as full support.
+def support(slot: Slot, text: str, weights: dict[str, float] | None = None) -> float:
+    """Share of the slot's words present in `text` (with `weights`, of their weight: see `slot_weights`);
+    an exact alias counts as full support.
 
     Words are not enough for `found`: a slot that asks for a number, a date or a name is only
     partially supported by a passage that carries none.
@@ -55,13 +60,28 @@ def support(slot: Slot, text: str) -> float:
     if any(alias.strip() and alias.casefold() in folded for alias in slot.aliases):
         value = 1.0
     else:
-        wanted = slot_terms(slot)
-        if not wanted:
+        wanted = weights if weights is not None else dict.fromkeys(slot_terms(slot), 1.0)
+        total = sum(wanted.values())
+        if not total:
             return 0.0
-        value = len(wanted & set(terms(text))) / len(wanted)
+        present = set(terms(text))
+        value = sum(weight for term, weight in wanted.items() if term in present) / total
     if value >= FOUND_SUPPORT and not all(_CARRIES[kind].search(text) for kind in asks_for(slot)):
         return PARTIAL_SUPPORT
     return value
+
+
+def slot_weights(parsed: ParsedArtifact, slot: Slot) -> dict[str, float]:
+    """Each of the slot's words weighted by its rarity in this file (BM25's idf; a word the file never
+    uses weighs most): words on every page say nothing about where the answer is."""
+    index = passage_index(parsed)
+    unseen = math.log(1 + (index.size + 0.5) / 0.5)
+    return {term: index.rarity(term) or unseen for term in slot_terms(slot)}
+
+
+def relevance(parsed: ParsedArtifact, slot: Slot, text: str) -> float:
+    """`support` with the slot's words weighted by their rarity in this file."""
+    return support(slot, text, slot_weights(parsed, slot))
 
 
 def status_of(best: float, has_items: bool) -> SlotStatus:
@@ -91,6 +111,8 @@ def episode_coverage(
     name the passages that carry the support rather than the whole page.
     """
 
+    weights = {slot.id: slot_weights(parsed, slot) for slot in slots} if WEIGHTED else {}
+
     def coverage(spans: list[tuple[int, int]]) -> tuple[list[SlotCoverage], list[str]]:
         evidence: dict[str, list[tuple[str, float]]] = {}
         for start, end in [(d.start, d.end) for d in episode.delivered] + spans:
@@ -102,7 +124,7 @@ def episode_coverage(
             for s, e in units:
                 text = parsed.artifact.text[s:e]
                 for slot in slots:
-                    if (value := support(slot, text)) > 0:
+                    if (value := support(slot, text, weights.get(slot.id))) > 0:
                         evidence.setdefault(slot.id, []).append((pointer_for(parsed, s, e), value))
         result = summarize([s.id for s in slots], evidence)
         return result, [c.slot for c in result if c.status != "found"]

@@ -60,7 +60,9 @@ from sparseread_mcp.tokens import TokenCounter
 from sparseread_mcp.wire import gate_decision, record_of
 
 REPO = Path(__file__).resolve().parent.parent
-SETS = ("financebench", "tatqa", "fetaqa", "contracts")
+SETS = ("financebench", "tatqa", "fetaqa", "contracts", "articles", "articles-oneline")
+#: A set read from another set's folder, with another file per document: the one-line copies of the articles.
+LAYOUTS = {"articles-oneline": ("articles", ".oneline.txt")}
 #: Documents longer than this many characters are reported as long.
 LONG_CHARS = 32_000
 MODES = ("product", "sparse")
@@ -72,7 +74,11 @@ HIT_SHARE = 0.8
 LINE_ANCHOR = re.compile(r"L(\d+)(?:-L(\d+))?(?::C\d+-C\d+)?")
 
 Json = dict[str, Any]
-STOPS = {"held": "the evidence read covers the gold", "found": "the server says every slot is found"}
+STOPS = {
+    "held": "the evidence read covers the gold",
+    "found": "the server says every slot is found",
+    "skill": "coverage says found (SKILL.md); on a page of a full view, once it holds the gold",
+}
 
 
 class BoundViolation(AssertionError):
@@ -205,9 +211,12 @@ def claim_of(question: Json) -> str:
 
 
 async def agent(client: Client, target: str, question: Json, policy: Policy, seen: AgentRun) -> str:
-    """The scripted policy; returns the verification status."""
+    """The scripted policy; returns the verification status. The `skill` agent does what SKILL.md says for
+    one question: a focus with the goal in words, refines that continue it, and a stop on `found`."""
     ask = str(question["question"])[:8000]
-    intent = {"goal": ask, "slots": [{"id": "answer", "question": ask}]}
+    intent: Json = (
+        {"goal": ask} if policy.stop == "skill" else {"goal": ask, "slots": [{"id": "answer", "question": ask}]}
+    )
     budget = {"budget_tokens": policy.budget_tokens} if policy.budget_tokens else {}
     preview = seen.receive(
         "preview", await client.call_tool("sro_preview", {"path": target, "intent": intent, **budget})
@@ -231,7 +240,8 @@ async def read_until_held(
     view=full"); once they have cost `sparse_share` of one full read, or a refine brings nothing, ask the full
     view once (page 1 begins at the best match for the goal) and follow its cursor. A page of a full view the
     server chose itself (the selector's last resort, the gate's fallback) is followed the same way."""
-    args: Json = {"target": target, "action": "collect", "intent": intent, **budget}
+    first = "focus" if policy.stop == "skill" else "collect"
+    args: Json = {"target": target, "action": first, "intent": intent, **budget}
     reads = sparse_reads = 0
     while reads < policy.max_calls - 1:
         before = seen.tokens
@@ -244,10 +254,11 @@ async def read_until_held(
         if not paged:
             seen.sparse_tokens += seen.tokens - before
             sparse_reads += 1
-        if policy.stop == "held":  # a reader that knows the answer when it sees it (the issue's agent)
-            done = seen.holds(gold_spans(question))
-        else:  # a reader that trusts the server's `found`
-            done = bool(pack.get("coverage")) and all(c["status"] == "found" for c in pack["coverage"])
+        found = bool(pack.get("coverage")) and all(c["status"] == "found" for c in pack["coverage"])
+        # A reader that knows the answer when it sees it (`held`; the skill agent on a page of the full
+        # view, which it reads whole), else one that trusts the server's `found`.
+        judged = policy.stop == "held" or (policy.stop == "skill" and paged)
+        done = seen.holds(gold_spans(question)) if judged else found
         if not seen.asked_full and not paged:
             seen.held_sparse = done
         if done or (policy.exposure_tokens is not None and seen.tokens >= policy.exposure_tokens):
@@ -452,7 +463,7 @@ def main(argv: list[str] | None = None) -> Json:
     parser.add_argument("--budget-tokens", type=int, help="budget_tokens of each call (default: the server's)")
     parser.add_argument(
         "--stop",
-        choices=("held", "found"),
+        choices=("held", "found", "skill"),
         default="held",
         help="when the agent stops reading: once what it read covers the gold (held, the reader that knows the "
         "answer when it sees it) or once the server says every slot is found (found)",
@@ -473,8 +484,10 @@ def main(argv: list[str] | None = None) -> Json:
     rows: list[Json] = []
     questions: list[Json] = []
     for name in args.sets:
-        folder = args.data / name
+        folder, suffix = args.data / LAYOUTS.get(name, (name, ""))[0], LAYOUTS.get(name, (name, ""))[1]
         picked = sample(folder, args.limit, args.seed)
+        if suffix:
+            picked = [{**q, "doc_file": f"docs/{q['doc_id']}{suffix}"} for q in picked]
         for mode in args.modes:
             if mode == "sparse" and rows and rows[-1]["set"] == name and not rows[-1]["native_share"]:
                 continue  # nothing went native: the sparse mode would repeat the same reads

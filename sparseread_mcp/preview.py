@@ -49,7 +49,8 @@ def build_preview(
     if line_range is not None:
         entries = [e for e in entries if line_range[0] <= e.first_line <= line_range[1]]
     native = route.native
-    topics = [] if native or entries else topic_starts(parsed)
+    # Without headings, where the topics are; a preview with an intent shows its best matches instead.
+    topics = [] if native or entries or matches else topic_starts(parsed)
     preview = Preview(
         artifact=ArtifactInfo(
             path=artifact.path, type=parsed.type, fingerprint=artifact.fingerprint, size_bytes=artifact.size_bytes

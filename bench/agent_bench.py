@@ -54,7 +54,10 @@ import anyio
 from mcp import Client, StdioServerParameters
 from mcp.types import CallToolResult, TextContent
 
-from sparseread_mcp import Settings
+from sparseread_mcp import ReadEngine, Settings
+from sparseread_mcp.locate.base import build_query
+from sparseread_mcp.locate.bm25 import Bm25Locator
+from sparseread_mcp.locate.exposure import plan_exposure
 from sparseread_mcp.select.calibrate import covered, doc_file, gold_spans
 from sparseread_mcp.tokens import TokenCounter
 from sparseread_mcp.wire import gate_decision, record_of
@@ -78,7 +81,10 @@ STOPS = {
     "held": "the evidence read covers the gold",
     "found": "the server says every slot is found",
     "skill": "coverage says found (SKILL.md); on a page of a full view, once it holds the gold",
+    "skill-held": "what it read holds the gold (SKILL.md's calls, a reader that judges what it reads)",
 }
+#: The agents that make SKILL.md's calls: read with the question (no preview), focus, refines that continue it.
+SKILL_AGENTS = ("skill", "skill-held")
 
 
 class BoundViolation(AssertionError):
@@ -214,17 +220,19 @@ async def agent(client: Client, target: str, question: Json, policy: Policy, see
     """The scripted policy; returns the verification status. The `skill` agent does what SKILL.md says for
     one question: a focus with the goal in words, refines that continue it, and a stop on `found`."""
     ask = str(question["question"])[:8000]
-    intent: Json = (
-        {"goal": ask} if policy.stop == "skill" else {"goal": ask, "slots": [{"id": "answer", "question": ask}]}
-    )
+    skill = policy.stop in SKILL_AGENTS
+    intent: Json = {"goal": ask} if skill else {"goal": ask, "slots": [{"id": "answer", "question": ask}]}
     budget = {"budget_tokens": policy.budget_tokens} if policy.budget_tokens else {}
-    preview = seen.receive(
-        "preview", await client.call_tool("sro_preview", {"path": target, "intent": intent, **budget})
-    )
-    if preview is not None:
-        seen.take_preview(preview)
-    if preview is not None and preview["route"] != "native":
+    if skill:  # SKILL.md: with a question, read with it (a small file comes back whole)
         await read_until_held(client, target, question, policy, seen, intent, budget)
+    else:
+        preview = seen.receive(
+            "preview", await client.call_tool("sro_preview", {"path": target, "intent": intent, **budget})
+        )
+        if preview is not None:
+            seen.take_preview(preview)
+        if preview is not None and preview["route"] != "native":
+            await read_until_held(client, target, question, policy, seen, intent, budget)
     verify_args = {"target": target, "action": "verify", "intent": {"goal": claim_of(question)[:8000]}}
     verified = seen.receive("verify", await client.call_tool("sro_read", verify_args))
     if verified is None:
@@ -240,7 +248,7 @@ async def read_until_held(
     view=full"); once they have cost `sparse_share` of one full read, or a refine brings nothing, ask the full
     view once (page 1 begins at the best match for the goal) and follow its cursor. A page of a full view the
     server chose itself (the selector's last resort, the gate's fallback) is followed the same way."""
-    first = "focus" if policy.stop == "skill" else "collect"
+    first = "focus" if policy.stop in SKILL_AGENTS else "collect"
     args: Json = {"target": target, "action": first, "intent": intent, **budget}
     reads = sparse_reads = 0
     while reads < policy.max_calls - 1:
@@ -257,7 +265,7 @@ async def read_until_held(
         found = bool(pack.get("coverage")) and all(c["status"] == "found" for c in pack["coverage"])
         # A reader that knows the answer when it sees it (`held`; the skill agent on a page of the full
         # view, which it reads whole), else one that trusts the server's `found`.
-        judged = policy.stop == "held" or (policy.stop == "skill" and paged)
+        judged = policy.stop in ("held", "skill-held") or (policy.stop == "skill" and paged)
         done = seen.holds(gold_spans(question)) if judged else found
         if not seen.asked_full and not paged:
             seen.held_sparse = done
@@ -305,6 +313,8 @@ async def run_question(docs: Path, question: Json, policy: Policy, mode: str, co
     full = counter.count(text)
     return {
         "qid": question["qid"],
+        "bm25_hit": question.get("bm25_hit", False),
+        "bm25_tokens": question.get("bm25_tokens", 0),
         "mode": mode,
         "stop": policy.stop,
         "route": seen.route,
@@ -327,6 +337,21 @@ async def run_question(docs: Path, question: Json, policy: Policy, mode: str, co
         "episodes": {k: asdict(v) for k, v in seen.ledgers.items()},
         "artifact_ratio": seen.evidence_chars / max(1, len(text)),
     }
+
+
+#: The plainest baseline beside the agent: BM25's best passages up to this many characters, once.
+BM25_CHARS = 1_500
+
+
+def bm25_snippets(engine: ReadEngine, question: Json, counter: TokenCounter) -> tuple[bool, int]:
+    """Whether BM25's best snippets (BM25_CHARS, one read, the question as the query) cover the gold, and
+    their tokens (the passages' text alone: no frame, no pointers)."""
+    parsed = engine.open(Path(question["doc_file"]).name)
+    ranking = Bm25Locator().rank(parsed, build_query([str(question["question"])], []))
+    spans = [(x.start, x.end) for x in plan_exposure(parsed, ranking, "snippets", BM25_CHARS)]
+    text = parsed.artifact.text
+    tokens = sum(counter.count(text[a:b]) for a, b in spans)
+    return covered(spans, gold_spans(question)) >= HIT_SHARE, tokens
 
 
 def sample(folder: Path, limit: int, seed: int) -> list[Json]:
@@ -363,6 +388,8 @@ def summarize(name: str, mode: str, runs: list[Json]) -> Json:
         "unplaced_items": sum(r["unplaced_items"] for r in runs),
         "max_episode_ratio": max(r["episode_ratio"] for r in runs),
         "max_artifact_ratio": max(r["artifact_ratio"] for r in runs),
+        "bm25_hit_share": sum(r.get("bm25_hit", False) for r in runs) / len(runs),
+        "bm25_median_ratio": med(r.get("bm25_tokens", 0) / r["full_tokens"] for r in runs),
     }
 
 
@@ -392,6 +419,10 @@ def table(rows: list[Json], policy: Policy, schema_tokens: tuple[int, int]) -> l
             f"{r['asked_full']:>6}{r['full_view']:>5}{r['fallbacks']:>7}"
             f"{r['max_episode_ratio']:>9.3f}"
             f"{r['max_artifact_ratio']:>7.2f}  {verify}"
+        )
+        lines.append(
+            f"{'':<13}{'bm25 1.5k':<9}{r['questions']:>4}{'':>8}{'':>10}{'':>10}{'':>8}{r['bm25_median_ratio']:>8.3f}"
+            f"{'':>8}{100 * r['bm25_hit_share']:>9.0f}%"
         )
         lines.append(
             f"{'':<13}{'full read':<9}{r['questions']:>4}{'':>8}{r['median_full_tokens']:>10,.0f}"
@@ -463,7 +494,7 @@ def main(argv: list[str] | None = None) -> Json:
     parser.add_argument("--budget-tokens", type=int, help="budget_tokens of each call (default: the server's)")
     parser.add_argument(
         "--stop",
-        choices=("held", "found", "skill"),
+        choices=tuple(STOPS),
         default="held",
         help="when the agent stops reading: once what it read covers the gold (held, the reader that knows the "
         "answer when it sees it) or once the server says every slot is found (found)",
@@ -488,6 +519,9 @@ def main(argv: list[str] | None = None) -> Json:
         picked = sample(folder, args.limit, args.seed)
         if suffix:
             picked = [{**q, "doc_file": f"docs/{q['doc_id']}{suffix}"} for q in picked]
+        baseline = ReadEngine(Settings(roots=(folder / "docs",)))
+        for q in picked:
+            q["bm25_hit"], q["bm25_tokens"] = bm25_snippets(baseline, q, counter)
         for mode in args.modes:
             if mode == "sparse" and rows and rows[-1]["set"] == name and not rows[-1]["native_share"]:
                 continue  # nothing went native: the sparse mode would repeat the same reads

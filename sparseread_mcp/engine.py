@@ -335,7 +335,6 @@ class ReadEngine:
             target=target,
             action=request.action,
             view=view,
-            stated=request.intent,
             intent=intent,
             since=request.since,
             route=choose_route(

@@ -182,9 +182,9 @@ class FileAnswers:
             return deliver_sparse(d, cands, read.extras, max_items=limit)
         if not d.episode.delivered:
             return self._locate(read)
-        # A refine that states no intent reads with the session's (the goal a collect ranked by, which
-        # leaves no ranking in the episode): else it could only offer neighbours.
-        cands = actions.refine(parsed, d.episode, read.stated or read.intent, self.locator, around=None)
+        # A refine reads with the intent it continues (the goal a collect ranked by leaves no ranking in the
+        # episode), with what it states itself on top: else it could only offer neighbours.
+        cands = actions.refine(parsed, d.episode, read.intent, self.locator, around=None)
         extras = read.extras
         if not cands:
             extras = extras.hinted("nothing left near the evidence found; try a different goal or needles")

@@ -34,8 +34,7 @@ class FileRead:
     target: Target
     action: Action
     view: View
-    #: The intent this call states, and the one it reads with (the session's filled in).
-    stated: Intent | None
+    #: The intent it reads with: the call's own, or the latest on this path continued (`intent_on`).
     intent: Intent | None
     since: str | None
     #: Whether the whole file fits natively (or the intent needs it whole).

@@ -31,7 +31,7 @@ Needle = Annotated[str, Field(min_length=1)]
 
 
 class Intent(_Model):
-    """What the agent needs for its next decision. A call that states no goal (and no slots or query)
+    """What the agent needs for its next decision. A call that states no goal (nor a query)
     continues the latest intent stated on the same file or folder, never another's."""
 
     goal: str | None = Field(None, max_length=8000, description="The question or claim, in words.")

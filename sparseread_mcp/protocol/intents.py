@@ -21,7 +21,7 @@ QUOTED_GOAL_CHARS = 80
 
 
 def continued_intent(call: Intent | None, earlier: Intent | None) -> Intent | None:
-    """The intent a call reads with: its own, or, when it states no goal and no slots, the latest located
+    """The intent a call reads with: its own, or, when it states no goal (and no query), the latest located
     intent on the same file or folder (`earlier`) with the call's own fields over it. A call never takes
     another file's goal: the caller passes only this path's."""
     if earlier is None or _states_its_own(call):
@@ -42,8 +42,9 @@ def continuation_note(call: Intent | None, earlier: Intent | None) -> str | None
 
 
 def _states_its_own(call: Intent | None) -> bool:
-    """A goal, slots or an exact query: the call's own objective, nothing continued."""
-    return call is not None and bool(call.goal or call.slots or call.query)
+    """A goal or an exact query: the call's own objective, nothing continued (slots without a goal keep
+    the latest goal as their context, and its episode)."""
+    return call is not None and bool(call.goal or call.query)
 
 
 def located_part(intent: Intent | None) -> Intent | None:

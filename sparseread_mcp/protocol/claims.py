@@ -23,12 +23,14 @@ from ..models import Verification
 from ..readers.base import ParsedArtifact
 from ..vocabulary import VerifyStatus
 from .claim_terms import Claim, Number, Token, doc_scales, parse_claim, same_number, tokens
-from .closest import closest_places
+from .closest import Place, closest_places, shown_span
 
 #: Passages (by BM25 rank) whose neighbourhoods are searched for a stretch that decides the claim.
 CANDIDATES = 8
 #: Passages returned with a verdict: the deciding one and the next closest (every token is paid again later).
 MAX_ITEMS = 2
+#: Places shown for an undecided claim: short windows, so three cost about what two passages did.
+MAX_PLACES = 3
 #: Below this share of the claim's words and numbers in any stretch, the claim is `not_found`.
 RELEVANT_SHARE = 0.5
 #: An undecided claim's closest place (see `closest`) holding this share of its weight is shown even
@@ -179,8 +181,7 @@ def _undecided(
             f"; the place shown holds {near.share:.0%} of its rarer words and numbers, in case the claim says it in "
             "other words: the verdict is yours"
         )
-        decision = Decision(status="not_found", reason=reason, span=(near.start, near.end))
-        return _answer(parsed, decision, [])
+        return _places_answer(parsed, Decision(status="not_found", reason=reason, span=(0, 0)), [near])
     missing = _missing(claim, stretch, parsed.artifact.text, parsed, index, scales)
     reason = (
         f"not established in one stretch of the source (the closest holds {share:.0%} of the claim's words and "
@@ -189,9 +190,21 @@ def _undecided(
     if not places:
         best = parsed.passages[index]
         return _answer(parsed, Decision(status="unverified", reason=reason, span=(best.start, best.end)), [index])
-    order = [p.index for place in places[1:] for p in parsed.passages if p.start < place.end and place.start < p.end]
-    span = (places[0].start, places[0].end)
-    return _answer(parsed, Decision(status="unverified", reason=reason, span=span), order)
+    return _places_answer(parsed, Decision(status="unverified", reason=reason, span=(0, 0)), places[:MAX_PLACES])
+
+
+def _places_answer(
+    parsed: ParsedArtifact, decision: Decision, places: list[Place]
+) -> tuple[list[Candidate], Verification]:
+    """An undecided claim's places, each shown as a short window (see `closest.shown_span`), best first."""
+    spans: list[tuple[int, int]] = []
+    for place in places:
+        start, end = shown_span(parsed, place)
+        if all(end <= a or b <= start for a, b in spans):
+            spans.append((start, end))
+    items = [Candidate(start=a, end=b, score=1.0 if not k else 0.5) for k, (a, b) in enumerate(spans)]
+    pointer = _pointer(parsed, places[0].start, places[0].end, items[0])
+    return items, Verification(status=decision.status, reason=decision.reason, pointer=pointer)
 
 
 def _contradiction(

@@ -16,6 +16,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 
 from ..deadline import checkpoint
+from ..errors import AnchorError
 from ..locate.base import Locator, build_query
 from ..locate.bm25 import passage_index
 from ..locate.terms import terms
@@ -23,7 +24,7 @@ from ..readers.base import ParsedArtifact
 from .claim_terms import Claim, Number, Token, same_number, tokens
 
 #: Passages taken from each ranking (the claim's, its rare words'): their neighbourhoods are searched.
-PER_RANKING = 8
+PER_RANKING = 16
 #: Places where one of the claim's numbers is written, at most, per number.
 PER_NUMBER = 6
 #: A claim word this much rarer than the claim's median word is one of its rare words.
@@ -64,6 +65,39 @@ def closest_places(
         if all(place.end <= k.start or k.end <= place.start for k in kept):
             kept.append(place)
     return kept
+
+
+#: Characters shown around a place beyond its own words: the rest of its lines, or this much either side.
+PAD = 100
+
+
+def shown_span(parsed: ParsedArtifact, place: Place) -> tuple[int, int]:
+    """What to show of a place: the place and about `PAD` characters either side, out to whole lines where
+    the lines are short, else cut at a word boundary (a claim may join the end of one sentence to the next
+    one's start); its passages when that span cannot be anchored."""
+    text, lines = parsed.artifact.text, parsed.lines
+    before, after = max(0, place.start - PAD), min(len(text), place.end + PAD)
+    start = lines.starts[lines.line_of(before) - 1]
+    end = lines.line_end(lines.line_of(max(0, after - 1)))
+    if before - start > PAD:  # a long line: cut inside it
+        start = _cut(text, before, place.start, backward=True)
+    if end - after > PAD:
+        end = _cut(text, after, place.end, backward=False)
+    try:
+        parsed.anchor_for(start, end)
+    except AnchorError:
+        inside = [p for p in parsed.passages if p.start < place.end and place.start < p.end] or parsed.passages[:1]
+        return inside[0].start, inside[-1].end
+    return start, end
+
+
+def _cut(text: str, limit: int, edge: int, *, backward: bool) -> int:
+    """The word boundary nearest `limit` between it and the place's `edge` (never inside a word)."""
+    if backward:
+        space = text.find(" ", limit, edge)
+        return space + 1 if space != -1 else edge
+    space = text.rfind(" ", edge, limit)
+    return space if space != -1 else edge
 
 
 def _weights(parsed: ParsedArtifact, claim_text: str, claim: Claim) -> dict[str | Number, float]:
@@ -156,4 +190,4 @@ def _best_window(
     return best[1], best[2], best[0]
 
 
-__all__ = ["Place", "closest_places"]
+__all__ = ["Place", "closest_places", "shown_span"]

@@ -119,5 +119,6 @@ async def test_a_paraphrased_claim_comes_with_the_passage_that_decides_it_and_is
     true, false = answers
     for answer in (true, false):
         assert answer["verification"]["status"] not in ("supported", "contradicted"), answer["verification"]
-        assert any("Clause 31." in item["text"] for item in answer["items"]), [i["text"][:40] for i in answer["items"]]
+        shown = [item["text"] for item in answer["items"]]
+        assert any("45 days in a row" in text for text in shown), shown
     assert false["verification"]["status"] != "supported"

@@ -25,8 +25,10 @@ from .claim_terms import Claim, Number, Token, same_number, tokens
 
 #: Passages taken from each ranking (the claim's, its rare words'): their neighbourhoods are searched.
 PER_RANKING = 16
-#: Places where one of the claim's numbers is written, at most, per number.
-PER_NUMBER = 6
+#: Passages where one of the claim's numbers is written, per number: those the claim's ranking puts first
+#: among the first `_WRITTEN` places it is written (a small number is written everywhere in a report).
+PER_NUMBER = 8
+_WRITTEN = 400
 #: A claim word this much rarer than the claim's median word is one of its rare words.
 _RARE_FACTOR = 1.0
 _YEAR_WEIGHT = 0.5  # a year is in many statements: it says less than an amount does
@@ -67,8 +69,8 @@ def closest_places(
     return kept
 
 
-#: Characters shown around a place beyond its own words: the rest of its lines, or this much either side.
-PAD = 100
+#: Characters shown either side of a place's own words (three places cost about what two passages did).
+PAD = 60
 
 
 def shown_span(parsed: ParsedArtifact, place: Place) -> tuple[int, int]:
@@ -121,7 +123,8 @@ def _candidates(
 ) -> list[int]:
     """Passages to search around: the claim's BM25 best, the best for its rare words alone, and those
     where its numbers are written."""
-    ranked = [i for i, _ in locator.rank(parsed, build_query([claim_text], []))[:PER_RANKING]]
+    scores = dict(locator.rank(parsed, build_query([claim_text], [])))
+    ranked = list(scores)[:PER_RANKING]
     words = sorted((w for w in claim.words), key=lambda w: -weights[w])
     median = weights[words[len(words) // 2]] if words else 0.0
     rare = [w for w in words if weights[w] >= _RARE_FACTOR * median and weights[w] > 0][:8]
@@ -133,8 +136,8 @@ def _candidates(
     for number in claim.numbers:
         if number.year or not number.digits:
             continue
-        for at in _written_at(text, number)[:PER_NUMBER]:
-            ranked.append(_passage_at(starts, at))
+        written = dict.fromkeys(_passage_at(starts, at) for at in _written_at(text, number))
+        ranked += sorted(written, key=lambda i: -scores.get(i, 0.0))[:PER_NUMBER]  # those nearest the claim
     return list(dict.fromkeys(ranked))
 
 
@@ -150,7 +153,7 @@ def _written_at(text: str, number: Number) -> list[int]:
     groups = [whole[max(0, k - 3) : k] for k in range(len(whole), 0, -3)][::-1]
     body = "[,_]?".join(groups) + (r"\." + fraction if fraction else "")
     found = re.finditer(rf"(?<![\d.]){body}(?!\d|\.\d)", text)
-    return [m.start() for _, m in zip(range(PER_NUMBER), found, strict=False)]
+    return [m.start() for _, m in zip(range(_WRITTEN), found, strict=False)]
 
 
 def _passage_at(starts: list[int], at: int) -> int:

@@ -9,7 +9,7 @@ from typing import Any
 
 import anyio
 import pytest
-from docs import long_markdown
+from docs import long_markdown, single_line
 from flow import call
 from mcp import Client
 
@@ -52,6 +52,25 @@ async def test_a_passage_edited_after_the_file_shifted_is_changed_with_its_diff_
     assert verdict["status"] == "changed", verdict
     assert "SEC33-P2-REVISED" in verdict["diff"] and "SEC33-P2-MARK" in verdict["diff"]
     assert _first_line("x#" + verdict["new_anchor"]) == _first_line(pointer) + 5
+
+
+async def test_a_sentence_of_a_one_line_article_edited_after_a_shift_is_changed_at_its_new_columns(
+    tmp_path: Path,
+) -> None:
+    doc = tmp_path / "article.txt"
+    text = single_line()
+    doc.write_text(text)
+    with anyio.fail_after(120):
+        async with _client(tmp_path) as client:
+            pointer = await _pointer(client, "article.txt", "ref S150X")
+            assert ":C" in pointer  # a part of the one line
+            edited = "A new opening sentence was added to this article. " + text.replace("(ref S150X)", "(ref S150Y)")
+            doc.write_text(edited)
+            verdict = (await _verify(client, pointer))["verification"]
+    assert verdict["status"] == "changed" and "S150Y" in verdict["diff"], verdict
+    assert verdict["new_anchor"] and verdict["new_anchor"] != pointer.split("#", 1)[1]
+    first, last = (int(c) for c in verdict["new_anchor"].split(":C", 1)[1].split("-C"))
+    assert "S150Y" in edited[first - 1 : last]
 
 
 async def test_a_deleted_passage_is_gone_and_its_neighbours_in_the_same_words_are_not_taken_for_it(

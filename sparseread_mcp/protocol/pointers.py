@@ -67,7 +67,7 @@ def verify_pointer(
             pointer=pointer,
             new_anchor=None if same else new_anchor.format(),
         )
-    place = edited_place(snippet, old.lines.line_of(start), current)
+    place = edited_place(snippet, start, old.lines, current)
     if place is None:
         return Verification(
             status="gone",
@@ -94,6 +94,9 @@ SAME_PLACE_RATIO = 0.5
 _COMPARE_CHARS = 2_000
 #: How far (in lines) from its old first line an edited passage is looked for line by line.
 SHIFT_LINES = 200
+#: How far (in characters) from where it was a part of a line (a column anchor) is looked for.
+SHIFT_CHARS = 4_000
+_SPACE = re.compile(r"\s+")
 #: Places elsewhere in the file (where one of its lines or rarer words is) compared, at most.
 _ELSEWHERE = 200
 #: Places compared in full (`ratio`) after the cheap bound (`quick_ratio`) ranked them.
@@ -105,26 +108,63 @@ _MIN_RUN = 3
 _WORD = re.compile(r"[^\W\d_]{6,}")
 
 
-def edited_place(old: str, old_line: int, current: ParsedArtifact) -> tuple[int, int] | None:
-    """The span of the current file most like `old` (its first line was `old_line`): a run of as many
-    lines (one fewer or more: an edit may join or split a line) starting within `SHIFT_LINES` of where it
-    was, or where one of its lines or longer words is now. None when no place is `SAME_PLACE_RATIO` alike
-    and none of its lines is left anywhere: the text is gone."""
+def edited_place(old: str, old_start: int, old_lines: LineIndex, current: ParsedArtifact) -> tuple[int, int] | None:
+    """The span of the current file most like `old` (it began at `old_start` in a file whose lines were
+    `old_lines`): whole lines for a text of whole lines, a run of as many (one fewer or more: an edit may
+    join or split a line) starting within `SHIFT_LINES` of where it was; a stretch of as many characters
+    within `SHIFT_CHARS` of where it was for a part of a line (a column anchor in a long line); or where
+    one of its lines or longer words is now. None when no place keeps `SAME_PLACE_RATIO` of it and none of
+    its lines is left anywhere: the text is gone."""
+    line = old_lines.line_of(old_start)
+    whole = "\n" in old or old_lines.line_end(line) - old_lines.starts[line - 1] <= len(old)
+    text = current.artifact.text
+    spans = _line_spans(old, line, current) if whole else _inline_spans(old, old_start, text)
+    best = _closest(old, spans, text)
+    if best is not None and best[0] >= SAME_PLACE_RATIO:
+        return best[1], best[2]
+    if best is not None and _a_line_remains(old, text):
+        return best[1], best[2]  # some of its lines are still there: the closest place, however edited
+    return None
+
+
+def _line_spans(old: str, old_line: int, current: ParsedArtifact) -> dict[tuple[int, int], bool]:
+    """Runs of whole lines to compare, each with whether its size differs from the old text's."""
     lines = current.lines
     count = lines.line_count
     size = old.count("\n") + 1
     starts = set(range(max(1, old_line - SHIFT_LINES), min(count, old_line + SHIFT_LINES) + 1))
-    starts |= _elsewhere(old, current.artifact.text, lines)
-    # Compared word by word: an edit keeps runs of words, and words are a tenth of the characters to match.
-    matcher: difflib.SequenceMatcher[str] = difflib.SequenceMatcher(None, autojunk=False)
-    wanted = old[:_COMPARE_CHARS].split()
-    matcher.set_seq2(wanted)  # the old text's index is built once, each place compared to it
-    text = current.artifact.text
-    spans = {
+    starts |= {lines.line_of(at) for at in _elsewhere(old, current.artifact.text)}
+    return {
         (lines.starts[first - 1], lines.line_end(min(count, first + max(0, size + extra - 1)))): extra != 0
         for first in starts
         for extra in (1, -1, 0)  # the same size last: it wins where two sizes give the same span
     }
+
+
+def _inline_spans(old: str, old_start: int, text: str) -> dict[tuple[int, int], bool]:
+    """Stretches of the old text's length, starting at a word near where it was or where its words are."""
+    size = len(old)
+    low, high = max(0, old_start - SHIFT_CHARS), min(len(text), old_start + SHIFT_CHARS)
+    starts = {low, old_start if old_start < len(text) else low}
+    starts |= {m.end() for m in _SPACE.finditer(text, low, high)}
+    starts |= set(_elsewhere(old, text))
+    return {(a, _word_end(text, a + size)): False for a in starts if a < len(text)}
+
+
+def _word_end(text: str, at: int) -> int:
+    """`at`, or the end of the word it falls in (never a cut word), at most 40 characters on."""
+    if at >= len(text):
+        return len(text)
+    space = _SPACE.search(text, at, at + 40)
+    return space.start() if space else at
+
+
+def _closest(old: str, spans: dict[tuple[int, int], bool], text: str) -> tuple[float, int, int] | None:
+    """The span keeping the most of the old text (its words, in runs), as (share kept, start, end)."""
+    # Compared word by word: an edit keeps runs of words, and words are a tenth of the characters to match.
+    matcher: difflib.SequenceMatcher[str] = difflib.SequenceMatcher(None, autojunk=False)
+    wanted = old[:_COMPARE_CHARS].split()
+    matcher.set_seq2(wanted)  # the old text's index is built once, each place compared to it
     scored: list[tuple[float, int, int]] = []
     for a, b in sorted(spans):
         matcher.set_seq1(text[a : min(b, a + _COMPARE_CHARS)].split())
@@ -132,17 +172,12 @@ def edited_place(old: str, old_line: int, current: ParsedArtifact) -> tuple[int,
     scored.sort(key=lambda s: (-s[0], s[1]))
     best: tuple[float, int, int] | None = None
     for _quick, a, b in scored[:_FULL_COMPARES]:
-        place = text[a : min(b, a + _COMPARE_CHARS)].split()
-        matcher.set_seq1(place)
-        ratio = _kept_share(matcher, len(wanted), 2 if len(wanted) < 12 else _MIN_RUN)
-        ratio -= _RESIZED if spans[(a, b)] else 0.0  # as many lines as before, unless another size is clearly closer
-        if best is None or ratio > best[0]:
-            best = (ratio, a, b)
-    if best is not None and best[0] >= SAME_PLACE_RATIO:
-        return best[1], best[2]
-    if best is not None and _a_line_remains(old, current.artifact.text):
-        return best[1], best[2]  # some of its lines are still there: the closest place, however edited
-    return None
+        matcher.set_seq1(text[a : min(b, a + _COMPARE_CHARS)].split())
+        kept = _kept_share(matcher, len(wanted), 2 if len(wanted) < 12 else _MIN_RUN)
+        kept -= _RESIZED if spans[(a, b)] else 0.0  # as many lines as before, unless another size is clearly closer
+        if best is None or kept > best[0]:
+            best = (kept, a, b)
+    return best
 
 
 def _kept_share(matcher: difflib.SequenceMatcher[str], size: int, run: int) -> float:
@@ -152,17 +187,18 @@ def _kept_share(matcher: difflib.SequenceMatcher[str], size: int, run: int) -> f
     return kept / max(1, size)
 
 
-def _elsewhere(old: str, text: str, lines: LineIndex) -> set[int]:
-    """First lines of places beyond the shift window where the old text may be now: where one of its
-    lines (8 characters or more) or its longer words occur."""
+def _elsewhere(old: str, text: str) -> set[int]:
+    """Where the old text may begin now beyond the shift window: where one of its lines (8 characters or
+    more) or its longer words occur, less their offset in the old text."""
     found: set[int] = set()
     probes = [line.strip() for line in old.split("\n") if len(line.strip()) >= 8][:4]
     probes += sorted(set(_WORD.findall(old[:_COMPARE_CHARS])), key=len, reverse=True)[:4]
     for probe in probes:
+        offset = max(0, old.find(probe))
         at = text.find(probe)
         hits = 0
         while at != -1 and hits < _ELSEWHERE // max(1, len(probes)):
-            found.add(max(1, lines.line_of(at) - old.count("\n", 0, max(0, old.find(probe)))))
+            found.add(max(0, at - offset))
             hits += 1
             at = text.find(probe, at + len(probe))
     return found

@@ -1,6 +1,7 @@
 """Verdicts on the development claims set: the verdict matrix per set and macro-averaged, with baselines.
 
 Run:  python -m bench.claims_bench [--data ../shared/data] [--claims bench/claims/dev_claims.jsonl] [--paraphrase]
+      python -m bench.claims_bench --pointers   (pointers verified after a shift, an edit, a deletion)
 (build the claims first with `python -m bench.claims_build`). `--paraphrase` checks, instead of the claims
 as built, paraphrases derived from them by rule (`paraphrase`): what a model writes shares fewer words
 with the source and in another order, so no mechanical verdict should decide it and the question is
@@ -167,7 +168,82 @@ def run(data: Path, claims: list[dict[str, Any]]) -> dict[str, dict[str, Counter
             if pack.verification.status == "unverified":
                 table["server"][claim["set"]]["undecided"] += 1
                 table["server"][claim["set"]]["undecided held"] += held
+            shown = bm25_passages(engine, doc, claim["claim"])
+            base = table.setdefault("bm25-baseline", {}).setdefault(claim["set"], Counter())
+            base_held = holds_source(text, shown, claim["span"])
+            base["decided"] += 1
+            base["held"] += base_held
+            base["chars"] += sum(len(t) for t in shown)
+            if pack.verification.status == "unverified":
+                base["undecided"] += 1
+                base["undecided held"] += base_held
     return table
+
+
+def bm25_passages(engine: ReadEngine, doc: str, claim: str, top: int = 3) -> list[str]:
+    """The plainest way to show what decides a claim: BM25's best `top` passages for its words."""
+    parsed = engine.open(doc)
+    ranking = engine.locator.rank(parsed, query_for(Intent(goal=claim)))
+    return [parsed.text_of(parsed.passages[i]) for i, _ in ranking[:top]]
+
+
+#: What is done to a file after a pointer into it was made, and the status each should get.
+EDITS = {"shifted": "moved", "shifted+edited": "changed", "deleted": "gone"}
+
+
+def pointer_run(data: Path, claims: list[dict[str, Any]], per_set: int = 10, per_doc: int = 6) -> None:
+    """Pointers to passages of the claims' documents verified after the file shifted by three lines (moved),
+    shifted and had one word of the passage edited (changed), or lost the passage (gone): status counts per
+    set and edit, each expected status's share, per set and macro."""
+    import shutil
+    import tempfile
+
+    from sparseread_mcp.evidence import pointer_for
+    from sparseread_mcp.files.anchors import parse_target
+    from sparseread_mcp.protocol.pointers import verify_pointer
+
+    docs: dict[str, list[str]] = {}
+    for claim in claims:
+        listed = docs.setdefault(claim["set"], [])
+        if claim["doc"] not in listed and len(listed) < per_set:
+            listed.append(claim["doc"])
+    shares: dict[str, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        engine = ReadEngine(Settings(roots=(root,)))
+        for name, paths in sorted(docs.items()):
+            counts: Counter[str] = Counter()
+            for doc in paths:
+                copy = root / Path(doc).name
+                shutil.copyfile(data / doc, copy)
+                original = copy.read_text()
+                old = engine.open(copy.name)
+                usable = [p for p in old.passages if p.end - p.start >= 80]
+                for passage in usable[:: max(1, len(usable) // per_doc)][:per_doc]:
+                    target = parse_target(pointer_for(old, passage.start, passage.end))
+                    text = original[passage.start : passage.end]
+                    word = next((w for w in sorted(set(re.findall(r"[A-Za-z]{5,}", text)), key=len)), None)
+                    variants = {
+                        "shifted": "Inserted one.\nInserted two.\nInserted three.\n" + original,
+                        "shifted+edited": "Inserted one.\nInserted two.\nInserted three.\n"
+                        + original[: passage.start]
+                        + (text.replace(word, "EDITED", 1) if word else text + " EDITED")
+                        + original[passage.end :],
+                        "deleted": original[: passage.start] + original[passage.end :],
+                    }
+                    for edit, content in variants.items():
+                        copy.write_text(content)
+                        current = engine.open(copy.name)
+                        status = verify_pointer(target, old, current, engine.revisions.revs_of(current.artifact)).status
+                        counts[f"{edit}:{status}"] += 1
+                        counts[edit] += 1
+                copy.write_text(original)
+            shares[name] = {edit: 100.0 * counts[f"{edit}:{want}"] / counts[edit] for edit, want in EDITS.items()}
+            print(f"  {name:13} " + "  ".join(f"{k}={v}" for k, v in sorted(counts.items()) if ":" in k))
+    print(f"{'set':13}" + "".join(f"{f'{e} -> {w} %':>28}" for e, w in EDITS.items()))
+    for name, row in shares.items():
+        print(f"{name:13}" + "".join(f"{row[e]:>28.1f}" for e in EDITS))
+    print(f"{'MACRO':13}" + "".join(f"{sum(r[e] for r in shares.values()) / len(shares):>28.1f}" for e in EDITS))
 
 
 def rates(c: Counter[str]) -> dict[str, float]:
@@ -188,6 +264,7 @@ def report(table: dict[str, dict[str, Counter[str]]]) -> None:
     by_kind = table.pop("server-by-kind", {})
     spent = table.pop("server-tokens", {})
     charged = table.pop("server-chars", {})
+    baseline = table.pop("bm25-baseline", {})
     sets = sorted({s for per_set in table.values() for s in per_set})
     print("Verdict matrix (rows: ground truth, columns: verdict), server")
     for name in sets:
@@ -216,6 +293,17 @@ def report(table: dict[str, dict[str, Counter[str]]]) -> None:
             mean = statistics.fmean(chars)
             print(f"server chars per answer, {name}: median {chars[len(chars) // 2]}, mean {mean:.0f}, max {chars[-1]}")
     print()
+    print("baseline: BM25's top 3 passages of the claim (no verdict), the same claims")
+    rows = {name: rates(baseline.get(name, Counter())) for name in sets}
+    for name in sets:
+        c = baseline.get(name, Counter())
+        mean = c["chars"] / c["decided"] if c["decided"] else float("nan")
+        held, undecided = rows[name]["passage held %"], rows[name]["unverified held %"]
+        print(f"  {name:13} passage held {held:5.1f} %  server-unverified held {undecided:5.1f} %  chars {mean:.0f}")
+    macro = {k: sum(rows[s][k] for s in sets) / len(sets) for k in ("passage held %", "unverified held %")}
+    held, undecided = macro["passage held %"], macro["unverified held %"]
+    print(f"  {'MACRO':13} passage held {held:5.1f} %  server-unverified held {undecided:5.1f} %")
+    print()
     print("server verdicts by kind of claim (all sets)")
     for kind, c in sorted(by_kind.items()):
         print(f"  {kind:17}" + "".join(f"{v}={c[v]:<5}" for v in VERDICTS))
@@ -226,8 +314,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
     parser.add_argument("--claims", type=Path, default=CLAIMS)
     parser.add_argument("--paraphrase", action="store_true", help="check rule-made paraphrases of the claims")
+    parser.add_argument("--pointers", action="store_true", help="verify pointers after shifts, edits, deletions")
     args = parser.parse_args(argv)
     claims = [json.loads(line) for line in args.claims.read_text().splitlines() if line]
+    if args.pointers:
+        started = time.perf_counter()
+        pointer_run(args.data.resolve(), claims)
+        print(f"pointers verified in {time.perf_counter() - started:.0f} s")
+        return 0
     if args.paraphrase:
         claims = paraphrased(claims)
     started = time.perf_counter()

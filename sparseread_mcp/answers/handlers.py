@@ -35,8 +35,9 @@ from .located import located_pack
 from .read import FileRead
 from .views import anchored_pack, card_pack, full_or_degraded, outline_pack
 
-#: Passages a verdict is shown with: the stretch that supports (or contradicts) the claim, and the next best.
-VERIFY_ITEMS = 2
+#: Items a verdict is shown with: the stretch that supports (or contradicts) the claim and the next best, or
+#: an undecided claim's three closest places (short windows, see protocol/closest.py).
+VERIFY_ITEMS = 3
 
 Handler = Callable[[FileRead], EvidencePack]
 

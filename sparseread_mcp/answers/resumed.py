@@ -8,10 +8,11 @@ from dataclasses import replace
 from functools import partial
 from typing import Protocol
 
-from ..errors import BudgetTooSmall, IntentError, StaleArtifact, UnsupportedArtifact
+from ..errors import BudgetTooSmall, IntentError, SparsereadError, StaleArtifact, UnsupportedArtifact
 from ..evidence import Candidate
 from ..files.anchors import Target
 from ..files.revisions import Revisions
+from ..files.roots import Roots
 from ..files.textdiff import TextDiff
 from ..gate.delivery import Delivery, Extras
 from ..gate.pages import deliver_full
@@ -19,7 +20,7 @@ from ..gate.respond import fit_pack
 from ..gate.sparse import deliver_sparse
 from ..models import EvidencePack, Intent
 from ..protocol.intents import objective_of
-from ..protocol.pointers import anchored_span, gone_pack, verify_pointer
+from ..protocol.pointers import anchored_span, gone_pack, refused_pack, verify_pointer
 from ..protocol.session import Episode, Session
 from ..readers.base import ParsedArtifact
 from ..tokens import TokenCounter
@@ -35,6 +36,7 @@ class Files(Protocol):
 
     revisions: Revisions
     counter: TokenCounter
+    roots: Roots
 
     def open(self, path: str, *, as_lines: bool = False) -> ParsedArtifact: ...
 
@@ -79,7 +81,9 @@ def verify_pointed(files: Files, session: Session, target: Target, budget: int) 
     """Whether a pointer still says what it said (ok, moved, changed, gone), with its text when ok."""
     try:
         parsed = files.open(target.path, as_lines=True)  # a pointer into a file read as lines
-    except UnsupportedArtifact:
+    except UnsupportedArtifact as refusal:
+        if _exists(files, target.path):  # binary now, over a limit, a reader that failed: not gone
+            return fit_pack(refused_pack(target, files.counter.name, str(refusal)), budget, files.counter)
         return fit_pack(gone_pack(target, files.counter.name), budget, files.counter)
     revs = files.revisions.revs_of(parsed.artifact)
     earlier = None if target.rev in revs else files.open_at(target.path, target.rev or "")
@@ -91,6 +95,14 @@ def verify_pointed(files: Files, session: Session, target: Target, budget: int) 
         return deliver_sparse(delivery, [], extras, max_items=0)
     start, end = anchored_span(parsed, target.anchor)
     return deliver_sparse(delivery, [Candidate(start=start, end=end, score=1.0)], extras, max_items=1)
+
+
+def _exists(files: Files, path: str) -> bool:
+    try:
+        files.roots.resolve(path).stat()
+    except SparsereadError:
+        return False
+    return True
 
 
 def next_page(files: Files, session: Session, cursor: str, budget: int) -> EvidencePack:

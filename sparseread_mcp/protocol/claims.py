@@ -13,142 +13,29 @@ of what the claim says. Word overlap alone never decides.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..deadline import checkpoint
 from ..errors import AnchorError
 from ..evidence import Candidate, passage_candidate, pointer_for
 from ..locate.base import Locator, build_query
-from ..locate.terms import STOPWORDS, stem
 from ..models import Verification
 from ..readers.base import ParsedArtifact
 from ..vocabulary import VerifyStatus
+from .claim_terms import Claim, Number, Token, doc_scales, parse_claim, same_number, tokens
+from .closest import Place, closest_places, shown_span
 
 #: Passages (by BM25 rank) whose neighbourhoods are searched for a stretch that decides the claim.
 CANDIDATES = 8
 #: Passages returned with a verdict: the deciding one and the next closest (every token is paid again later).
 MAX_ITEMS = 2
+#: Places shown for an undecided claim: short windows, so three cost about what two passages did.
+MAX_PLACES = 3
 #: Below this share of the claim's words and numbers in any stretch, the claim is `not_found`.
 RELEVANT_SHARE = 0.5
-#: Words that belong to a number (its scale or currency), not to the statement.
-_NUMBER_WORDS_TEXT = (
-    "thousand thousands million millions billion billions trillion trillions percent per cent usd dollar dollars "
-    "eur euro euros k m bn mn"
-)
-_NUMBER_WORDS = frozenset(_NUMBER_WORDS_TEXT.split())
-_SCALES = {"thousand": 1e3, "k": 1e3, "million": 1e6, "m": 1e6, "mn": 1e6, "billion": 1e9, "bn": 1e9, "trillion": 1e12}
-_SPELLED_TEXT = (
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen twenty"
-)
-_SPELLED = {word: n for n, word in enumerate(_SPELLED_TEXT.split())}
-_NEGATIONS_TEXT = "not no never neither nor without cannot none n't"
-_NEGATIONS = frozenset(_NEGATIONS_TEXT.split())
-_TOKEN = re.compile(
-    r"(?P<num>\d[\d,_]*(?:\.\d+)?)\)?(?:\s*(?P<pct>%|percent\b|per cent\b))?"
-    r"(?:\s*(?P<scale>thousands?|millions?|billions?|trillions?|bn|mn|m|k)\b)?"
-    r"|(?P<word>[^\W\d_]+(?:['’][^\W\d_]+)?)",
-    re.IGNORECASE,
-)
-_DOC_SCALE = re.compile(r"\bin (thousands|millions|billions)\b", re.IGNORECASE)
-_YEAR = re.compile(r"(?:1[89]|20)\d\d")
-
-
-@dataclass(frozen=True, slots=True)
-class Number:
-    value: float  # the number times its own scale word
-    decimals: int  # digits after the point, as written
-    scale: float  # its own scale word's multiplier, 1 when none
-    percent: bool
-    year: bool
-    digits: str = field(default="", compare=False)  # as written, separators removed
-
-
-@dataclass(frozen=True, slots=True)
-class Token:
-    start: int
-    end: int
-    word: str | None = None  # the word's key (stemmed), or None for a number
-    number: Number | None = None
-    negation: bool = False
-
-
-def tokens(text: str) -> list[Token]:
-    """Words (stemmed keys, stopwords kept out except negations) and numbers with their scale."""
-    out: list[Token] = []
-    for match in _TOKEN.finditer(text):
-        word = match.group("word")
-        if word is not None:
-            folded = word.casefold().replace("’", "'")
-            if folded in _SPELLED:
-                out.append(Token(match.start(), match.end(), number=Number(_SPELLED[folded], 0, 1.0, False, False)))
-            elif folded in _NEGATIONS or folded.endswith("n't"):
-                out.append(Token(match.start(), match.end(), negation=True))
-            elif folded not in STOPWORDS and folded not in _NUMBER_WORDS and len(folded) > 1:
-                out.append(Token(match.start(), match.end(), word=_key(folded.split("'")[0])))
-            continue
-        digits = match.group("num").replace(",", "").replace("_", "").rstrip(".")
-        if len(digits) > 30:
-            continue  # a run of digits that long is an identifier or noise, not an amount
-        try:
-            mantissa = float(digits)
-        except ValueError:
-            continue
-        scale_word = (match.group("scale") or "").casefold().rstrip("s") or None
-        scale = _SCALES.get(scale_word, 1.0) if scale_word else 1.0
-        decimals = len(digits.split(".")[1]) if "." in digits else 0
-        year = bool(_YEAR.fullmatch(match.group("num").rstrip("."))) and scale == 1.0  # `1,947` is no year
-        number = Number(mantissa * scale, decimals, scale, bool(match.group("pct")), year, digits)
-        out.append(Token(match.start(), match.end(), number=number))
-    return out
-
-
-def _key(word: str) -> str:
-    """A word up to inflection: the light stem, without a final e (increase, increased, increases)."""
-    key = stem(word)
-    return key[:-1] if len(key) > 4 and key.endswith("e") else key
-
-
-def same_number(claim: Number, text: Number, doc_scales: tuple[float, ...]) -> bool:
-    """Equal up to format and scale; rounding is allowed only where a scale was converted."""
-    if claim.year or text.year:
-        return claim.value == text.value  # a year is never scaled or rounded; `1975` still equals `1,975`
-    if claim.value == text.value:
-        return True
-    options = [text.value] if text.scale != 1.0 else [text.value * s for s in doc_scales]
-    if text.scale == 1.0 and claim.scale == 1.0:
-        return False  # two plain numbers: equal or not, nothing was converted
-    if claim.scale == 1.0 and claim.value * text.scale == text.value:
-        return True  # "$25" for "$25 million": the claim left the scale word out
-    step = claim.scale * 10.0**-claim.decimals
-    return any(abs(option - claim.value) <= step / 2 + 1e-9 * step for option in options)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Claim:
-    words: tuple[str, ...]
-    numbers: tuple[Number, ...]
-    negations: int
-    #: Words and numbers in the claim's order, repeats kept: what `supported` must find in order.
-    sequence: tuple[str | Number, ...]
-
-
-#: What of a claim is checked: a claim is a sentence or two, not a document.
-MAX_WORDS, MAX_NUMBERS = 48, 12
-
-
-def parse_claim(text: str) -> Claim:
-    toks = tokens(text[:4_000])
-    words = tuple(dict.fromkeys(t.word for t in toks if t.word))[:MAX_WORDS]
-    numbers = tuple(dict.fromkeys(t.number for t in toks if t.number))[:MAX_NUMBERS]
-    sequence: list[str | Number] = []
-    for t in toks:
-        if t.word is not None:
-            sequence.append(t.word)
-        elif t.number is not None:
-            sequence.append(t.number)
-    sequence = sequence[: MAX_WORDS + MAX_NUMBERS]
-    return Claim(words=words, numbers=numbers, negations=sum(t.negation for t in toks), sequence=tuple(sequence))
+#: An undecided claim's closest place (see `closest`) holding this share of its weight is shown even
+#: when the claim is `not_found`: a paraphrase keeps the rarer words and numbers, not half of all its words.
+NEAR_SHARE = 0.25
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -238,7 +125,7 @@ def decide(parsed: ParsedArtifact, claim_text: str, locator: Locator) -> tuple[l
     claim = parse_claim(claim_text)
     ranking = locator.rank(parsed, build_query([claim_text], []))
     text = parsed.artifact.text
-    doc_scales = tuple(sorted({_SCALES[m.casefold().rstrip("s")] for m in _DOC_SCALE.findall(text[:2_000_000])}))
+    scales = doc_scales(text)
     total = len(claim.words) + len(claim.numbers)
     if not ranking or total == 0:
         return [], Verification(status="not_found", reason="no passage of the artifact matches the claim's words")
@@ -252,10 +139,10 @@ def decide(parsed: ParsedArtifact, claim_text: str, locator: Locator) -> tuple[l
     for index, lo, hi in regions:
         checkpoint()
         toks = tokens(text[lo:hi])
-        stretch = best_stretch(claim, toks, doc_scales)
+        stretch = best_stretch(claim, toks, scales)
         share = stretch.covered / total if stretch else 0.0
         closest.append((share, index, stretch))
-        found = in_order(claim, toks, doc_scales) if stretch and stretch.covered == stretch.total else None
+        found = in_order(claim, toks, scales) if stretch and stretch.covered == stretch.total else None
         if found is not None:
             window = text[lo + found[0] : lo + found[1]]
             if _negations(window) == claim.negations:
@@ -266,22 +153,58 @@ def decide(parsed: ParsedArtifact, claim_text: str, locator: Locator) -> tuple[l
                 )
                 return _answer(parsed, Decision(status="supported", reason=reason, span=span), [index])
         if contradiction is None:
-            contradiction = _contradiction(claim, toks, doc_scales, text, lo, limit)
+            contradiction = _contradiction(claim, toks, scales, text, lo, limit)
     if contradiction is not None:
         return _answer(parsed, contradiction, [i for _, i, _ in sorted(closest, key=lambda c: -c[0])][:1])
     closest.sort(key=lambda c: -c[0])
-    share = closest[0][0]
-    order = [i for s, i, _ in closest if s > 0][:3]
+    return _undecided(parsed, claim_text, claim, locator, scales, closest[0])
+
+
+def _undecided(
+    parsed: ParsedArtifact,
+    claim_text: str,
+    claim: Claim,
+    locator: Locator,
+    scales: tuple[float, ...],
+    closest: tuple[float, int, Stretch | None],
+) -> tuple[list[Candidate], Verification]:
+    """`unverified` with the places closest to deciding the claim (see `closest`), or `not_found` when
+    no passage holds even half of the claim's words and numbers."""
+    share, index, stretch = closest
+    places = closest_places(parsed, claim_text, claim, locator, scales)
     if share < RELEVANT_SHARE:
         reason = f"no passage holds even half of the claim's words and numbers (best: {share:.0%})"
-        return [], Verification(status="not_found", reason=reason)
-    missing = _missing(claim, closest[0][2], text, parsed, closest[0][1], doc_scales)
+        if not places or places[0].share < NEAR_SHARE:
+            return [], Verification(status="not_found", reason=reason)
+        near = places[0]
+        reason += (
+            f"; the place shown holds {near.share:.0%} of its rarer words and numbers, in case the claim says it in "
+            "other words: the verdict is yours"
+        )
+        return _places_answer(parsed, Decision(status="not_found", reason=reason, span=(0, 0)), [near])
+    missing = _missing(claim, stretch, parsed.artifact.text, parsed, index, scales)
     reason = (
         f"not established in one stretch of the source (the closest holds {share:.0%} of the claim's words and "
         f"numbers{missing}): the passages are given so you can judge; the verdict is yours"
     )
-    best = parsed.passages[order[0]]
-    return _answer(parsed, Decision(status="unverified", reason=reason, span=(best.start, best.end)), order)
+    if not places:
+        best = parsed.passages[index]
+        return _answer(parsed, Decision(status="unverified", reason=reason, span=(best.start, best.end)), [index])
+    return _places_answer(parsed, Decision(status="unverified", reason=reason, span=(0, 0)), places[:MAX_PLACES])
+
+
+def _places_answer(
+    parsed: ParsedArtifact, decision: Decision, places: list[Place]
+) -> tuple[list[Candidate], Verification]:
+    """An undecided claim's places, each shown as a short window (see `closest.shown_span`), best first."""
+    spans: list[tuple[int, int]] = []
+    for place in places:
+        start, end = shown_span(parsed, place)
+        if all(end <= a or b <= start for a, b in spans):
+            spans.append((start, end))
+    items = [Candidate(start=a, end=b, score=1.0 if not k else 0.5) for k, (a, b) in enumerate(spans)]
+    pointer = _pointer(parsed, places[0].start, places[0].end, items[0])
+    return items, Verification(status=decision.status, reason=decision.reason, pointer=pointer)
 
 
 def _contradiction(

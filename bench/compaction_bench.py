@@ -17,8 +17,8 @@ underscore, a dot, a slash, a digit, a capital inside it or is all capitals (fou
 a number of three digits or more; and each dotted or slashed part of such a run that is one itself.
 Per run: the mean over its turns that use such strings; per family: the mean over its runs and the worst
 run; macro: the mean over families. Replay tokens: the sum over turns of the o200k tokens of the messages
-sent (JSON), and the reduction against no compaction. Each compactor call is checked: calls and results
-paired, never longer.
+sent (each message's text and calls, plus 4 tokens a message), and the reduction against no compaction.
+Each compactor call is checked: calls and results paired, never longer.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sparseread_mcp.compaction import CompactionSettings, ElisionSettings, compact, elide, load_file, validate
+from sparseread_mcp.compaction.elide import DEFAULT_CAUTION
 from sparseread_mcp.compaction.learned import family_runs
 from sparseread_mcp.compaction.segments import argument_strings
 from sparseread_mcp.compaction.transcript import Message, Transcript
@@ -195,7 +196,8 @@ class RunFigures:
 
 
 class Tokens:
-    """o200k tokens of a message's JSON, cached by that JSON (most messages are sent many times)."""
+    """o200k tokens of a message as the model reads it (its text, each call's name and arguments) plus 4 for
+    the message's frame, cached by that text (most messages are sent many times)."""
 
     def __init__(self) -> None:
         self.counter = TokenCounter()
@@ -204,9 +206,9 @@ class Tokens:
     def of(self, messages: list[Message]) -> int:
         total = 0
         for m in messages:
-            text = json.dumps({k: v for k, v in m.raw.items() if k != "_position"}, ensure_ascii=False)
+            text = "\n".join([m.text, *(f"{c.name}({c.arguments})" for c in m.calls)])
             if text not in self.cache:
-                self.cache[text] = self.counter.count(text)
+                self.cache[text] = self.counter.count(text) + 4
             total += self.cache[text]
         return total
 
@@ -275,51 +277,116 @@ def markdown(table: dict[str, dict[str, Row]], names: list[str]) -> list[str]:
     return lines
 
 
-def policies_for(every: int, curve: dict[str, ElisionSettings], checks: dict[str, Checks]) -> dict[str, Policy]:
+CURVE: dict[str, float | None] = {"all": None, "4": 4.0, "3": 3.0, "2": 2.0, "1.5": 1.5, "1": 1.0, "0.5": 0.5, "0": 0.0}
+MASKS = (1, 2, 3, 5, 10, 20)
+
+
+def policies_for(every: int, checks: dict[str, Checks]) -> dict[str, Policy]:
     policies: dict[str, Policy] = {"none": none}
-    for k in (1, 2, 3, 5, 10, 20):
+    for k in MASKS:
         policies[f"mask K={k}"] = mask(k)
-    checks["spans"] = checks.get("spans", Checks())
+    checks.setdefault("spans", Checks())
     policies["previous sro_compact (spans)"] = closed_loop(every, checks["spans"], spans)
-    for name, settings in curve.items():
-        checks[name] = checks.get(name, Checks())
-        policies[name] = closed_loop(every, checks[name], elision(settings))
+    for label, caution in CURVE.items():
+        name = f"elide caution={label}"
+        checks.setdefault(name, Checks())
+        policies[name] = closed_loop(every, checks[name], elision(ElisionSettings(caution=caution)))
     return policies
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
-    parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
-    parser.add_argument("--every", type=int, default=4, help="compaction runs every N assistant turns (4)")
-    parser.add_argument("--out", type=Path, help="also write the tables here (Markdown)")
-    args = parser.parse_args()
-    started = time.monotonic()
-    curve = {f"elide keep_last={k}": ElisionSettings(keep_last=k) for k in (1, 2, 3, 5)}
+def meets(row: Row) -> bool:
+    """The bar for the default: retention >= 99% on the family and >= 97% on its worst run."""
+    return row.mean >= 0.99 and row.worst >= 0.97
+
+
+def choose(table: dict[str, dict[str, Row]], families: list[str]) -> str:
+    """The most saving point of the curve that meets the bar on every one of `families` (macro savings)."""
+    names = [f"elide caution={label}" for label in CURVE]
+    fit = [n for n in names if all(meets(table[f][n]) for f in families)]
+    return min(fit or names[:1], key=lambda n: statistics.mean(table[f][n].reduction for f in families))
+
+
+def leave_one_out(table: dict[str, dict[str, Row]], families: list[str]) -> list[str]:
+    lines = [
+        "| held-out family | chosen on the others | tokens | mean | worst run | meets the bar |",
+        "|---|---|---|---|---|---|",
+    ]
+    for held in families:
+        name = choose(table, [f for f in families if f != held])
+        row = table[held][name]
+        verdict = "yes" if meets(row) else "NO"
+        lines.append(f"| {held} | {name} | {row.reduction:+.1%} | {row.mean:.1%} | {row.worst:.1%} | {verdict} |")
+    return lines
+
+
+def against_masking(table: dict[str, dict[str, Row]], default: str) -> list[str]:
+    """Per family: the most saving masking whose retention (mean and worst run) is at least the default's."""
+    lines = [
+        "| family | default: tokens / mean / worst | masking at >= that retention | its tokens |",
+        "|---|---|---|---|",
+    ]
+    for family, rows in table.items():
+        mine = rows[default]
+        fair = [
+            f"mask K={k}"
+            for k in MASKS
+            if rows[f"mask K={k}"].mean >= mine.mean and rows[f"mask K={k}"].worst >= mine.worst
+        ]
+        best = min(fair, key=lambda n: rows[n].reduction) if fair else "none (no K reaches it)"
+        tokens = f"{rows[best].reduction:+.1%}" if fair else "+0.0% (no compaction)"
+        lines.append(f"| {family} | {mine.reduction:+.1%} / {mine.mean:.1%} / {mine.worst:.1%} | {best} | {tokens} |")
+    return lines
+
+
+def measure(root: Path, every: int) -> tuple[dict[str, dict[str, Row]], list[str], dict[str, Checks], int]:
     checks: dict[str, Checks] = {}
     tokens = Tokens()
-    runs = family_runs(args.data / "trajectories")
+    runs = family_runs(root)
     families: dict[str, dict[str, list[RunFigures]]] = {}
     names: list[str] = []
     for family, paths in runs.items():
         per_policy: dict[str, list[RunFigures]] = {}
         for path in paths:
-            policies = policies_for(args.every, curve, checks)
+            policies = policies_for(every, checks)
             names = list(policies)
             for name, figures in replay(path, policies, tokens).items():
                 per_policy.setdefault(name, []).append(figures)
         families[family] = per_policy
-    table = summarize(families, names)
-    lines = [
-        f"{sum(len(p) for p in runs.values())} runs in {len(runs)} families; compaction every {args.every} "
-        f"assistant turns, closed loop; wall {time.monotonic() - started:.0f} s",
-        "",
-        "Each cell: replay tokens vs none / mean retention (strict) / worst run's retention.",
-        "",
-        *markdown(table, names),
-        "",
-    ]
-    for name, check in checks.items():
-        lines.append(f"- {name}: {check.calls} compactions, {check.valid} valid, {check.not_longer} never longer")
+    return summarize(families, names), names, checks, sum(len(p) for p in runs.values())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
+    parser.add_argument("--every", type=int, nargs="+", default=[4], help="compaction every N assistant turns (4)")
+    parser.add_argument("--out", type=Path, help="also write the tables here (Markdown)")
+    args = parser.parse_args()
+    lines: list[str] = []
+    for every in args.every:
+        started = time.monotonic()
+        table, names, checks, count = measure(args.data / "trajectories", every)
+        families = [f for f in table if not f.startswith("macro")]
+        default = f"elide caution={DEFAULT_CAUTION:g}"
+        lines += [
+            f"## Compaction every {every} assistant turns (closed loop)",
+            "",
+            f"{count} runs in {len(families)} families; wall {time.monotonic() - started:.0f} s. Each cell: "
+            "replay tokens vs none / mean retention (strict) / worst run's retention.",
+            "",
+            *markdown(table, names),
+            "",
+            f"Default (`caution={DEFAULT_CAUTION}`) against masking at equal or higher retention:",
+            "",
+            *against_masking(table, default),
+            "",
+            "Leave one family out: the most saving point of the curve meeting the bar (>= 99% mean, >= 97% worst run) "
+            "on the other families, scored on the held-out one:",
+            "",
+            *leave_one_out(table, families),
+            "",
+            *(f"- {n}: {c.calls} compactions, {c.valid} valid, {c.not_longer} never longer" for n, c in checks.items()),
+            "",
+        ]
     print("\n".join(lines))
     if args.out:
         args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")

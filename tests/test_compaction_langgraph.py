@@ -76,7 +76,7 @@ def test_a_react_agent_loop_sends_the_model_compacted_history_and_completes() ->
             AIMessage(content="Done: pad() takes a width."),
         ]
     )
-    agent = create_react_agent(model, [view_file, edit_file], pre_model_hook=pre_model_hook(horizon=16, keep_last=1))
+    agent = create_react_agent(model, [view_file, edit_file], pre_model_hook=pre_model_hook())
     state = agent.invoke({"messages": [("user", "Let pad() take a minimum width.")]})
 
     assert state["messages"][-1].content == "Done: pad() takes a width."

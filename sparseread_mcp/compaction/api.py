@@ -11,7 +11,7 @@ from pathlib import Path
 from ..models import CompactResult, CompactSpan
 from ..tokens import TokenCounter
 from .compactor import CompactionSettings, compact
-from .elide import DEFAULT_HORIZON, DEFAULT_KEEP_LAST, Elided, ElisionSettings, elide
+from .elide import DEFAULT_CAUTION, DEFAULT_KEEP_LAST, Elided, ElisionSettings, elide
 from .router import Router
 from .transcript import Format, Transcript, load
 
@@ -19,7 +19,7 @@ from .transcript import Format, Transcript, load
 def compact_history(
     messages: Sequence[Mapping[str, object]],
     *,
-    horizon: int | None = DEFAULT_HORIZON,
+    caution: float | None = DEFAULT_CAUTION,
     keep_last: int = DEFAULT_KEEP_LAST,
     fmt: Format | None = None,
     archive: MutableMapping[str, str] | None = None,
@@ -32,16 +32,17 @@ def compact_history(
     (the agent's calls and arguments included) are returned as given, every call keeps its result, and a
     shortened result keeps its lines verbatim and in order, with a mark where lines were left out.
 
-    `horizon` is the knob: the latest `horizon` results keep every line with an identifier, path, id, number
-    or error line the history holds nowhere else; older ones only those with a path, an id or an error
-    (None keeps every such line, whatever its age). `keep_last` results stay untouched. `archive`, when
-    given, receives the full text of each shortened result under its tool call id, which the shortened
-    result names. Calling it again on its own output is safe (shortened results are read back).
+    `caution` is the knob: results within `caution` times the agent's reach so far (how far back, in
+    results, it has gone for a string it used) keep every line with an identifier, path, id, number or error
+    line that the history holds nowhere else; older ones only the lines with a path, an id or an error.
+    Lower saves more; None keeps every such line whatever its age. `keep_last` results stay untouched.
+    `archive`, when given, receives the full text of each shortened result under its tool call id, which
+    the shortened result names. Calling it again on its own output is safe (shortened results are read back).
 
     Raises `IntentError` (naming the message and field) when `messages` is not a valid transcript.
     """
     transcript = load([dict(m) for m in messages], fmt)
-    out, _ = elide(transcript, ElisionSettings(horizon=horizon, keep_last=keep_last), archive=archive)
+    out, _ = elide(transcript, ElisionSettings(caution=caution, keep_last=keep_last), archive=archive)
     return out.dump()
 
 

@@ -13,9 +13,11 @@ decided from the history alone (never from the steps to come), are:
   results first, so that the newest copy of a repeated string is the one kept. Every key of the history is
   therefore still somewhere in what the model is sent. Lines are kept whole and in order; a run of left-out
   lines becomes one `[⋯ N lines]` mark; nothing is paraphrased, labelled or counted.
-- Past the latest `horizon` results, a result keeps only its lasting keys: paths, ids that mix letters and
-  digits, and error lines; its other identifiers and numbers go once the history holds them nowhere newer.
-  This is the knob: the lower, the more is saved and the more a distant step may miss.
+- Past a horizon, a result keeps only its lasting keys: paths, ids that mix letters and digits, and error
+  lines; its other identifiers and numbers go once the history holds them nowhere newer. The horizon is
+  `caution` times the agent's own reach so far (the furthest back, in results, it went for a string it
+  used): an agent that looks far back keeps more. `caution` is the knob: the lower, the more is saved and
+  the more a distant step may miss.
 - A result whose kept lines would not save at least `min_saving` of it stays as it is: a summary that cannot
   leave much out is not worth the risk of leaving anything out.
 - A result shortened before is read back (its kept lines, its marks) and shortened again with the rest, so
@@ -25,6 +27,7 @@ decided from the history alone (never from the steps to come), are:
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass, replace
@@ -38,9 +41,9 @@ from .transcript import Transcript, load, validate
 #: The first characters of every shortened result: how a later pass knows it, and what the model reads first.
 HEADER = "[compacted tool result:"
 _PIECE = 100  # a longer line (one-line JSON, minified text) is cut into pieces of about this many characters
-#: The default knob: on the development runs the most saving setting with retention >= 99% on every family
-#: and >= 97% on every run (bench/results/issue31_compaction.md).
-DEFAULT_HORIZON = 16
+#: The default knob: on the development runs the most saving point of the curve with retention >= 99% on every
+#: family and >= 97% on every run, chosen again with each family left out (bench/results/issue31_compaction.md).
+DEFAULT_CAUTION = 1.5
 DEFAULT_KEEP_LAST = 1
 _MARK = re.compile(r"\[⋯ (\d{1,9}) lines?\]")
 _CUTS = ("}, {", "], ", ", ", "; ", " ")
@@ -48,19 +51,22 @@ _CUTS = ("}, {", "], ", ", ", "; ", " ")
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ElisionSettings:
-    """`horizon` is the knob: lower saves more and keeps less (bench/results/issue31_compaction.md has the
+    """`caution` is the knob: lower saves more and keeps less (bench/results/issue31_compaction.md has the
     curve). The other fields were set once on the development runs and are not meant to be tuned per run."""
 
-    #: The latest this-many results keep every key; older ones keep only paths, ids that mix letters and
-    #: digits, and error lines. None: every result keeps every key (the most kept, the least saved).
-    horizon: int | None = DEFAULT_HORIZON
+    #: Results within `caution` times the agent's reach so far (`reach`: the furthest back, in results, it has
+    #: gone for a string) keep every key; older ones keep only paths, ids that mix letters and digits, and
+    #: error lines. None: every result keeps every key (the most kept, the least saved).
+    caution: float | None = DEFAULT_CAUTION
     keep_last: int = DEFAULT_KEEP_LAST  # the latest results stay raw
     min_saving: float = 0.1  # a result is shortened only when at least this share of its characters goes
     min_chars: int = 200  # shorter results stay raw: a header and marks would cost most of what they save
+    #: The horizon is never shorter: before the agent has reached back at all, its reach says nothing yet.
+    min_horizon: int = 4
 
     def __post_init__(self) -> None:
-        if self.horizon is not None and self.horizon < 0:
-            raise ConfigError(f"horizon {self.horizon} is negative: use 0 or more, or None to keep every key")
+        if self.caution is not None and not 0.0 <= self.caution <= 1000.0:
+            raise ConfigError(f"caution {self.caution} is out of range: use 0 to 1000, or None to keep every key")
         if self.keep_last < 0:
             raise ConfigError(f"keep_last {self.keep_last} is negative: use 0 or more")
         if not 0.0 <= self.min_saving < 1.0:
@@ -119,7 +125,11 @@ def elide(
             held |= keys(call.arguments) | keys(argument_strings(call.arguments))
     for result in protected:
         held |= keys(result.text)
-    horizon = len(results) if settings.horizon is None else settings.horizon
+    horizon = (
+        len(results)
+        if settings.caution is None
+        else max(settings.min_horizon, math.ceil(settings.caution * reach(transcript)))
+    )
     plan: list[Elided] = []
     texts: dict[tuple[int, int | None], str] = {}
     # Newest first: of a key printed many times, the newest copy is the one kept.
@@ -289,3 +299,24 @@ def _replace(transcript: Transcript, texts: dict[tuple[int, int | None], str]) -
             raw = {**raw, "content": content}
         raws.append(raw)
     return load(raws, transcript.format)
+
+
+def reach(transcript: Transcript) -> int:
+    """How far back this agent has reached so far: the most results between a key one of its messages used
+    and the newest earlier result that printed it. One pass; a key's newest result is updated as results come."""
+    newest: dict[str, int] = {}
+    count = 0
+    longest = 0
+    for message in transcript.messages:
+        if message.role == "assistant":
+            written = keys(message.text)
+            for call in message.calls:
+                written |= keys(argument_strings(call.arguments))
+            for key in written:
+                if key in newest:
+                    longest = max(longest, count - newest[key])
+        for _, text in message.results:
+            count += 1
+            for key in keys(text):
+                newest[key] = count - 1
+    return longest

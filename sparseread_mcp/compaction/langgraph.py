@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import MissingDependency
 from .api import compact_history
-from .elide import DEFAULT_HORIZON, DEFAULT_KEEP_LAST
+from .elide import DEFAULT_CAUTION, DEFAULT_KEEP_LAST
 
 try:
     from langchain_core.messages import BaseMessage, convert_to_openai_messages
@@ -28,14 +28,14 @@ Hook = Callable[[Mapping[str, Any]], dict[str, list[BaseMessage]]]
 def compact_langchain(
     messages: Sequence[BaseMessage],
     *,
-    horizon: int | None = DEFAULT_HORIZON,
+    caution: float | None = DEFAULT_CAUTION,
     keep_last: int = DEFAULT_KEEP_LAST,
     archive: MutableMapping[str, str] | None = None,
 ) -> list[BaseMessage]:
     """LangChain messages in, LangChain messages out: the same objects, except tool messages whose text was
     shortened, which are copies with the shortened text (ids, names and tool call ids kept)."""
     as_openai = [convert_to_openai_messages(m) for m in messages]
-    compacted = compact_history(as_openai, horizon=horizon, keep_last=keep_last, fmt="openai", archive=archive)
+    compacted = compact_history(as_openai, caution=caution, keep_last=keep_last, fmt="openai", archive=archive)
     out: list[BaseMessage] = []
     for message, before, after in zip(messages, as_openai, compacted, strict=True):
         changed = after.get("content") != before.get("content")
@@ -45,18 +45,18 @@ def compact_langchain(
 
 def pre_model_hook(
     *,
-    horizon: int | None = DEFAULT_HORIZON,
+    caution: float | None = DEFAULT_CAUTION,
     keep_last: int = DEFAULT_KEEP_LAST,
     archive: MutableMapping[str, str] | None = None,
 ) -> Hook:
     """A `pre_model_hook` for `langgraph.prebuilt.create_react_agent`: the model is sent the compacted
-    history; the graph's state keeps every message as it was. `horizon` and `keep_last` as in
+    history; the graph's state keeps every message as it was. `caution` and `keep_last` as in
     `compact_history`; `archive` receives the full text of each shortened tool result by tool call id."""
 
     def hook(state: Mapping[str, Any]) -> dict[str, list[BaseMessage]]:
         messages = list(state["messages"])
         return {
-            "llm_input_messages": compact_langchain(messages, horizon=horizon, keep_last=keep_last, archive=archive)
+            "llm_input_messages": compact_langchain(messages, caution=caution, keep_last=keep_last, archive=archive)
         }
 
     return hook

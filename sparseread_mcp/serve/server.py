@@ -430,26 +430,19 @@ def _add_session_tools(server: MCPServer, engine: ReadEngine, runner: Runner) ->
         ctx: Context,
         format: Annotated[Literal["openai", "anthropic"] | None, Field(description="Detected when omitted.")] = None,
         keep_last: Annotated[int, Field(ge=0, le=100, description="Latest tool results kept as they are.")] = 1,
-        horizon: Annotated[
-            int | None, Field(ge=0, le=10_000, description="Latest results keeping every key; None: all.")
-        ] = 16,
-        mode: Annotated[
-            Literal["lines", "spans"], Field(description="spans: the older span compactor (tau, min_*).")
-        ] = "lines",
+        caution: Annotated[float | None, Field(ge=0, le=1000, description="Lower saves more; None: all keys.")] = 1.5,
+        mode: Annotated[Literal["lines", "spans"], Field(description="spans: the older span compactor.")] = "lines",
         tau: Annotated[float, Field(ge=0.0, le=1.0, description="spans: min score of each interaction.")] = 0.6,
         min_interactions: Annotated[int, Field(ge=0, le=1000, description="spans: a span has more.")] = 0,
         min_tokens: Annotated[int, Field(ge=0, description="spans: a span has at least these tokens.")] = 0,
     ) -> CallToolResult:
-        options: CompactionSettings | ElisionSettings = (
-            CompactionSettings(keep_last=keep_last, tau=tau, kappa=min_interactions, min_tokens=min_tokens)
-            if mode == "spans"
-            else ElisionSettings(keep_last=keep_last, horizon=horizon)
-        )
+        spans = CompactionSettings(keep_last=keep_last, tau=tau, kappa=min_interactions, min_tokens=min_tokens)
+        options = spans if mode == "spans" else ElisionSettings(keep_last=keep_last, caution=caution)
         raw: list[dict[str, object]] = [dict(m) for m in messages]
         compact = partial(compact_messages, raw, fmt=format, settings=options, counter=engine.counter)
-        # Scheduled as the caller's session (a stateless caller's is new each call); verified in its own.
+        # Scheduled as the caller's session (a stateless caller's is new each call); spans verify in their own.
         key = runner.keys.of(ctx, None)[0]
         call: Callable[[], BaseModel] = compact
-        if mode == "spans":  # the span compactor's router checks evidence pointers, in a session of its own
+        if mode == "spans":
             call = partial(_compact_in_own_session, engine, lambda router: compact(router=router))
         return _result(await runner.model(call, key))

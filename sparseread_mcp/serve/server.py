@@ -420,21 +420,20 @@ def _add_session_tools(server: MCPServer, engine: ReadEngine, runner: Runner) ->
 
     @server.tool(
         name=COMPACT_TOOL,
-        description="Compact a long agent history: old tool results keep, verbatim, the lines with identifiers, "
-        "paths, ids, numbers or errors the history holds nowhere else; every other message is returned as given. "
-        "Returns the messages (valid, never longer) and the plan.",
+        description="Compact an agent history: old tool results keep only lines with names, paths, ids, numbers or "
+        "errors held nowhere else.",
         annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False),
     )
     async def sro_compact(
         messages: Annotated[list[dict[str, JsonValue]], Field(description="OpenAI chat or Anthropic messages.")],
         ctx: Context,
         format: Annotated[Literal["openai", "anthropic"] | None, Field(description="Detected when omitted.")] = None,
-        keep_last: Annotated[int, Field(ge=0, le=100, description="Latest tool results kept as they are.")] = 1,
-        caution: Annotated[float | None, Field(ge=0, le=1000, description="Lower saves more; None: all keys.")] = 1.5,
-        mode: Annotated[Literal["lines", "spans"], Field(description="spans: the older span compactor.")] = "lines",
-        tau: Annotated[float, Field(ge=0.0, le=1.0, description="spans: min score of each interaction.")] = 0.6,
-        min_interactions: Annotated[int, Field(ge=0, le=1000, description="spans: a span has more.")] = 0,
-        min_tokens: Annotated[int, Field(ge=0, description="spans: a span has at least these tokens.")] = 0,
+        keep_last: Annotated[int, Field(ge=0, le=100, description="Latest results kept whole.")] = 1,
+        caution: Annotated[float, Field(ge=0, description="Lower saves more.")] = 1.5,
+        mode: Annotated[Literal["lines", "spans"], Field(description="spans: old compactor (tau, min_*)")] = "lines",
+        tau: Annotated[float, Field(ge=0.0, le=1.0)] = 0.6,
+        min_interactions: Annotated[int, Field(ge=0, le=1000)] = 0,
+        min_tokens: Annotated[int, Field(ge=0)] = 0,
     ) -> CallToolResult:
         spans = CompactionSettings(keep_last=keep_last, tau=tau, kappa=min_interactions, min_tokens=min_tokens)
         options = spans if mode == "spans" else ElisionSettings(keep_last=keep_last, caution=caution)

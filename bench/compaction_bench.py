@@ -291,6 +291,8 @@ def policies_for(every: int, checks: dict[str, Checks]) -> dict[str, Policy]:
         name = f"elide caution={label}"
         checks.setdefault(name, Checks())
         policies[name] = closed_loop(every, checks[name], elision(ElisionSettings(caution=caution)))
+    # A framework hook (LangGraph's pre_model_hook): the raw history compacted before every call, nothing kept.
+    policies["elide default, hook (raw history every turn)"] = lambda history, _p: elide(history)[0]
     return policies
 
 

@@ -13,7 +13,7 @@ from langgraph.prebuilt import create_react_agent
 from pydantic import Field
 
 from sparseread_mcp.compaction.elide import HEADER
-from sparseread_mcp.compaction.langgraph import pre_model_hook
+from sparseread_mcp.compaction.langgraph import full_result_tool, pre_model_hook
 
 FILES = {
     "src/table.py": "\n".join(
@@ -95,3 +95,24 @@ def test_a_react_agent_loop_sends_the_model_compacted_history_and_completes() ->
     # The agent's own edit, sent back on the last call, is intact.
     last_edit = [m for m in model.seen[4] if isinstance(m, AIMessage) and m.tool_calls][-1]
     assert last_edit.tool_calls[0]["args"]["new_str"] == NEW
+
+
+@pytest.mark.filterwarnings("ignore:create_react_agent has been moved")
+def test_a_shortened_result_is_one_tool_call_away_from_its_full_text() -> None:
+    archive: dict[str, str] = {}
+    model = Scripted(
+        script=[
+            _call("view_file", 1, path="docs/notes.md"),
+            _call("view_file", 2, path="src/export.py"),
+            _call("full_result", 3, tool_call_id="call_1"),
+            AIMessage(content="Read it again."),
+        ]
+    )
+    tools = [view_file, full_result_tool(archive)]
+    agent = create_react_agent(model, tools, pre_model_hook=pre_model_hook(archive=archive))
+    state = agent.invoke({"messages": [("user", "What do the notes say?")]})
+    assert state["messages"][-1].content == "Read it again."
+    shortened = next(m for m in model.seen[2] if isinstance(m, ToolMessage) and m.tool_call_id == "call_1")
+    assert str(shortened.content).startswith(HEADER) and "full text: call_1]" in str(shortened.content)
+    given_back = next(m for m in state["messages"] if isinstance(m, ToolMessage) and m.tool_call_id == "call_3")
+    assert given_back.content == view_file("docs/notes.md")

@@ -17,6 +17,7 @@ from .elide import DEFAULT_CAUTION, DEFAULT_KEEP_LAST
 
 try:
     from langchain_core.messages import BaseMessage, convert_to_openai_messages
+    from langchain_core.tools import BaseTool, StructuredTool
 except ImportError as exc:  # pragma: no cover - exercised only where LangGraph is not installed
     raise MissingDependency(
         "the LangGraph hook needs langchain-core: pip install langgraph (or langchain-core)"
@@ -60,3 +61,19 @@ def pre_model_hook(
         }
 
     return hook
+
+
+def full_result_tool(archive: Mapping[str, str]) -> BaseTool:
+    """A tool that gives the model back the full text of a shortened tool result, by the call id its header
+    names (`full text: call_...`): pass the same dict as `pre_model_hook(archive=...)`, and this tool to the
+    agent. One call dereferences any shortened result."""
+
+    def full_result(tool_call_id: str) -> str:
+        """The full text of an earlier tool result that the history shows shortened, by its tool call id."""
+        text = archive.get(tool_call_id)
+        if text is None:
+            known = ", ".join(sorted(archive)[-5:]) or "none yet"
+            return f"no shortened result has the tool call id {tool_call_id!r}; shortened ones so far: {known}"
+        return text
+
+    return StructuredTool.from_function(full_result)

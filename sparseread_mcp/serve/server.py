@@ -440,8 +440,6 @@ def _add_session_tools(server: MCPServer, engine: ReadEngine, runner: Runner) ->
         raw: list[dict[str, object]] = [dict(m) for m in messages]
         compact = partial(compact_messages, raw, fmt=format, settings=options, counter=engine.counter)
         # Scheduled as the caller's session (a stateless caller's is new each call); spans verify in their own.
-        key = runner.keys.of(ctx, None)[0]
-        call: Callable[[], BaseModel] = compact
-        if mode == "spans":
-            call = partial(_compact_in_own_session, engine, lambda router: compact(router=router))
-        return _result(await runner.model(call, key))
+        spanning = partial(_compact_in_own_session, engine, lambda router: compact(router=router))
+        call: Callable[[], BaseModel] = spanning if mode == "spans" else compact
+        return _result(await runner.model(call, runner.keys.of(ctx, None)[0]))

@@ -1,56 +1,129 @@
-"""History compaction on real agent runs, family by family: tokens re-sent, and what later actions still find.
+"""History compaction on real agent runs, closed loop, retention measured the strict way.
 
-Not a test. Run:  python -m bench.compaction_bench [--data ../shared/data] [--every 4] [--no-learned]
+Not a test. Run:  python -m bench.compaction_bench [--data ../shared/data] [--every 4] [--out FILE.md]
 
-Replayed closed loop: at every assistant step t the agent re-sends its effective history. Policies, side by side
-in one run: no compaction; sliding windows keeping system messages and the last K units (K = 5, 10, 20); masking
-every observation but the last K (K = 5, 10, 20: what agent frameworks ship); StateComp with the default router;
-and StateComp with the learned router, trained leave-one-family-out (on every family but the one it is scored
-on); and, as a ceiling (not a method), StateComp replacing every unprotected interaction by a stub: what any
-router and summarizer could save under the same protections. StateComp runs every `--every` assistant steps on
-the effective history, new messages appended in between. Tokens re-sent = the sum over steps of the effective
-history's tokens (extractive summaries cost no model tokens; their text is counted inside the history).
-Retention = the share of identifiers, paths, numbers and error strings that the action at step t reuses from
-earlier observations and that are still in the effective history at t. Actionability (bench/actionability.py) =
-the share of the text the action at step t copies verbatim from earlier observations (lines and quoted strings
-of 16 characters or more: an edit's old text, a search string, a value in a reply) that the effective history
-still holds, or that a file view it still names re-reads with the file unchanged since; in brackets, the share
-held verbatim. Every family is reported on its own (reduction pooled by tokens within the family, retention the
-mean over its actions), then the macro average over families and the figure pooled over all runs. Each StateComp
-call is checked: calls and results paired, never longer.
+Replay: at every assistant turn t the model is sent its history. A policy turns the history into what is
+sent. Compactors run every `--every` assistant turns in a closed loop: what they returned is what the next
+run starts from, with the messages recorded since appended. Masking (all but the last K tool results
+replaced by a placeholder, what agent frameworks ship) and no compaction are applied to the whole history
+at every turn.
+
+Retention (strict): at turn t, the strings the assistant's message uses (its text and its calls' arguments)
+that are identifiers, paths, numbers or error names, and that first appeared in the run in a tool result
+(not in the system prompt, the user's words or the agent's own earlier messages); the share of them still
+present, as text, in what the model is sent at t. The strings are found by `used_strings` below, written
+apart from the compactor's own rules: any run of word, dot, slash, colon and dash characters that holds an
+underscore, a dot, a slash, a digit, a capital inside it or is all capitals (four characters or more), or
+a number of three digits or more; and each dotted or slashed part of such a run that is one itself.
+Per run: the mean over its turns that use such strings; per family: the mean over its runs and the worst
+run; macro: the mean over families. Replay tokens: the sum over turns of the o200k tokens of the messages
+sent (each message's text and calls, plus 4 tokens a message), and the reduction against no compaction.
+Each compactor call is checked: calls and results paired, never longer.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.actionability import Actionability
-from sparseread_mcp.compaction import CompactionSettings, Router, compact, load_file, validate
-from sparseread_mcp.compaction.learned import family_runs, train_on_runs
-from sparseread_mcp.compaction.router import salient
-from sparseread_mcp.compaction.segments import Unit, segment
-from sparseread_mcp.compaction.summarize import Summarizer
+from sparseread_mcp.compaction import CompactionSettings, ElisionSettings, compact, elide, load_file, validate
+from sparseread_mcp.compaction.elide import DEFAULT_CAUTION
+from sparseread_mcp.compaction.learned import family_runs
+from sparseread_mcp.compaction.segments import argument_strings
 from sparseread_mcp.compaction.transcript import Message, Transcript
-from sparseread_mcp.errors import IntentError
 from sparseread_mcp.tokens import TokenCounter
 
 REPO = Path(__file__).resolve().parent.parent
 Policy = Callable[[Transcript, Transcript | None], Transcript]
+_RUN = re.compile(r"[\w./:-]+")
 
 
-def window(k: int) -> Policy:
-    def apply(history: Transcript, _previous: Transcript | None) -> Transcript:
-        units = segment(history)
-        keep = {i for u in units[-k:] for i in u.messages}
-        keep |= {i for i, m in enumerate(history.messages) if m.role == "system"}
-        return Transcript(format=history.format, messages=[m for i, m in enumerate(history.messages) if i in keep])
+def used_strings(text: str) -> set[str]:
+    """Identifiers, paths, numbers and error names in `text` (see the module's docstring)."""
+    out: set[str] = set()
+    for match in _RUN.finditer(text):
+        token = match.group().strip("./:-")
+        if _strict(token):
+            out.add(token)
+        for part in re.split(r"[./:]", token):
+            if part != token and _strict(part):
+                out.add(part)
+    return out
 
-    return apply
+
+def _strict(token: str) -> bool:
+    if len(token) < 3:
+        return False
+    digits = sum(c.isdigit() for c in token)
+    letters = sum(c.isalpha() for c in token)
+    if not letters:
+        return digits >= 3
+    if len(token) < 4:
+        return False
+    return bool(
+        digits
+        or "_" in token.strip("_")
+        or "." in token
+        or "/" in token
+        or (token.isupper() and letters >= 4)
+        or (any(c.isupper() for c in token[1:]) and any(c.islower() for c in token))
+    )
+
+
+def sent_text(messages: list[Message]) -> str:
+    """What the model reads: message texts and call arguments (raw and with their strings unescaped)."""
+    parts: list[str] = []
+    for m in messages:
+        parts.append(m.text)
+        for call in m.calls:
+            parts.append(call.name)
+            parts.append(call.arguments)
+            parts.append(argument_strings(call.arguments))
+    return "\n".join(parts)
+
+
+def _own_text(message: Message) -> str:
+    """The text a message adds to the run (a tool result's text, or a message's words and arguments)."""
+    return sent_text([message])
+
+
+def _action_text(message: Message) -> str:
+    """What an assistant turn writes: its words and its calls' argument values (argument names come from the
+    tools' schemas, which the model is given apart from the history)."""
+    return "\n".join([message.text, *(argument_strings(c.arguments) for c in message.calls)])
+
+
+def strict_uses(transcript: Transcript) -> dict[int, set[str]]:
+    """Per assistant turn, the strings it uses that first appeared in an earlier tool result."""
+    first: dict[str, int] = {}  # string -> message where it first appears (as text)
+    texts = [_own_text(m) for m in transcript.messages]
+    uses: dict[int, set[str]] = {}
+    for t, message in enumerate(transcript.messages):
+        if message.role != "assistant" or t == 0:
+            continue
+        counted = set()
+        for string in used_strings(_action_text(message)):
+            if string not in first:
+                first[string] = next((i for i, x in enumerate(texts) if string in x), t)
+            origin = first[string]
+            if origin < t and transcript.messages[origin].results:
+                counted.add(string)
+        if counted:
+            uses[t] = counted
+    return uses
+
+
+# --- policies ------------------------------------------------------------------------------------------------
+
+
+def none(history: Transcript, _previous: Transcript | None) -> Transcript:
+    return history
 
 
 def mask(last: int) -> Policy:
@@ -72,210 +145,253 @@ def mask(last: int) -> Policy:
 @dataclass
 class Checks:
     calls: int = 0
-    changed: int = 0
     valid: int = 0
     not_longer: int = 0
-    shorter: int = 0
 
 
-def statecomp(
-    every: int,
-    checks: Checks,
-    router: Router | None = None,
-    settings: CompactionSettings | None = None,
-    summarizer: Summarizer | None = None,
-) -> Policy:
+def closed_loop(every: int, checks: Checks, step: Callable[[Transcript], Transcript]) -> Policy:
+    """Run `step` every `every` assistant turns on the effective history (earlier output + new messages)."""
+
     def apply(history: Transcript, previous: Transcript | None) -> Transcript:
-        steps = sum(m.role == "assistant" for m in history.messages)  # assistant turns so far
-        if previous is not None:  # keep earlier replacements: what was effective plus what is new
+        turns = sum(m.role == "assistant" for m in history.messages)
+        if previous is not None:
             new = history.messages[_consumed(previous) :]
             history = Transcript(format=history.format, messages=[*previous.messages, *new])
-        if steps % every:
+        if turns % every:
             return history
-        result = compact(history, router=router, settings=settings, summarizer=summarizer)
+        out = step(history)
         checks.calls += 1
-        checks.changed += any(p.committed for p in result.plan)
-        checks.valid += validate(result.transcript) is None
-        checks.not_longer += result.tokens_after <= result.tokens_before
-        checks.shorter += result.tokens_after < result.tokens_before
-        return result.transcript
+        checks.valid += validate(out) is None
+        checks.not_longer += len(json.dumps(out.dump())) <= len(json.dumps(history.dump()))
+        return out
 
     return apply
 
 
-class _Everything:
-    """The ceiling's router: every interaction not protected is replaceable."""
-
-    name = "everything"
-
-    def score(self, unit: Unit, state: Sequence[Unit], *, latest_turns: str = "") -> float:
-        return 1.0
+def elision(settings: ElisionSettings) -> Callable[[Transcript], Transcript]:
+    return lambda history: elide(history, settings)[0]
 
 
-class _Stub:
-    """The ceiling's summarizer: a span becomes a few characters, keeping nothing."""
-
-    def summarize(self, span_id: str, units: Sequence[Unit]) -> str:
-        return f"[{span_id}]"
-
-
-def ceiling(every: int, settings: CompactionSettings | None = None) -> Policy:
-    """Not a method: what any router and summarizer could save under the same protections and cadence (system
-    and user messages, the latest interactions, pairs never split), replacing everything else by a stub."""
-    checks = Checks()
-    return statecomp(every, checks, _Everything(), settings, _Stub())
+def spans(history: Transcript) -> Transcript:
+    """The previous mechanism (sro_compact up to this change): spans of interactions become summaries."""
+    return compact(history, settings=CompactionSettings()).transcript
 
 
 def _consumed(effective: Transcript) -> int:
-    """How many input messages the effective history already covers (summaries carry no position)."""
     positions = [int(str(m.raw["_position"])) for m in effective.messages if "_position" in m.raw]
     return max(positions) + 1 if positions else 0
 
 
-@dataclass
-class Tally:
-    """One policy on some runs: tokens re-sent, and per action its retention and actionability."""
+# --- replay ----------------------------------------------------------------------------------------------------
 
+
+@dataclass
+class RunFigures:
     tokens: int = 0
     retention: list[float] = field(default_factory=list)
-    verbatim: list[float] = field(default_factory=list)  # share of quotes held verbatim
-    actionable: list[float] = field(default_factory=list)  # share held verbatim or re-readable
 
-    def add(self, other: Tally) -> None:
-        self.tokens += other.tokens
-        self.retention += other.retention
-        self.verbatim += other.verbatim
-        self.actionable += other.actionable
+    @property
+    def mean(self) -> float:
+        return statistics.mean(self.retention) if self.retention else 1.0
 
 
-Figures = dict[str, Tally]  # policy -> its tally
+class Tokens:
+    """o200k tokens of a message as the model reads it (its text, each call's name and arguments) plus 4 for
+    the message's frame, cached by that text (most messages are sent many times)."""
+
+    def __init__(self) -> None:
+        self.counter = TokenCounter()
+        self.cache: dict[str, int] = {}
+
+    def of(self, messages: list[Message]) -> int:
+        total = 0
+        for m in messages:
+            text = "\n".join([m.text, *(f"{c.name}({c.arguments})" for c in m.calls)])
+            if text not in self.cache:
+                self.cache[text] = self.counter.count(text) + 4
+            total += self.cache[text]
+        return total
 
 
-def run(path: Path, policies: dict[str, Policy], counter: TokenCounter) -> Figures:
+def replay(path: Path, policies: dict[str, Policy], tokens: Tokens) -> dict[str, RunFigures]:
     transcript = load_file(path.read_text())
     for position, message in enumerate(transcript.messages):
-        message.raw["_position"] = position  # lets StateComp know which messages are new
-    steps = [i for i, m in enumerate(transcript.messages) if m.role == "assistant"]
-    acting = Actionability(transcript)
-    results: Figures = {}
+        message.raw["_position"] = position
+    uses = strict_uses(transcript)
+    turns = [i for i, m in enumerate(transcript.messages) if m.role == "assistant" and i > 0]
+    out: dict[str, RunFigures] = {}
     for name, policy in policies.items():
-        tally, effective = Tally(), None
-        for t in steps:
-            history = Transcript(format=transcript.format, messages=transcript.messages[:t])
-            effective = policy(history, effective)
-            text = json.dumps([{k: v for k, v in m.raw.items() if k != "_position"} for m in effective.messages])
-            tally.tokens += counter.count(text)
-            action = transcript.messages[t]
-            earlier = " ".join(r for m in transcript.messages[:t] for _, r in m.results)
-            used = {s for s in salient(" ".join(c.arguments for c in action.calls) + " " + action.text) if s in earlier}
-            if used:
-                tally.retention.append(sum(1 for s in used if s in text) / len(used))
-            shares = acting.score(t, effective.messages)
-            if shares is not None:
-                tally.verbatim.append(shares[0])
-                tally.actionable.append(shares[1])
-        results[name] = tally
-    return results
+        figures, effective = RunFigures(), None
+        for t in turns:
+            effective = policy(Transcript(format=transcript.format, messages=transcript.messages[:t]), effective)
+            figures.tokens += tokens.of(effective.messages)
+            if t in uses:
+                text = sent_text(effective.messages)
+                figures.retention.append(sum(s in text for s in uses[t]) / len(uses[t]))
+        out[name] = figures
+    return out
 
 
-def _mean(values: list[float]) -> float:
-    return statistics.mean(values) if values else 1.0
+# --- report ----------------------------------------------------------------------------------------------------
 
 
-def table(families: dict[str, Figures], names: list[str]) -> list[str]:
-    """Per family, then macro and pooled, one column group per policy: reduction vs none, retention,
-    actionability (quotes verbatim or re-readable) and, in brackets, quotes held verbatim."""
-    width = 27
-    head = f"{'family':<30}" + "".join(f"{name:>{width}}" for name in names)
-    lines = [head, f"{'':<30}" + "".join(f"{'tokens  ret.  act. (verb.)':>{width}}" for _ in names)]
-    per: dict[str, list[tuple[float, float, float, float]]] = {n: [] for n in names}
-    pooled: dict[str, Tally] = {n: Tally() for n in names}
+@dataclass
+class Row:
+    reduction: float  # replay tokens vs no compaction (negative = fewer)
+    mean: float
+    worst: float
 
-    def cells(reduction: float, tally: Tally) -> str:
-        return (
-            f"{reduction:>+9.1%}{_mean(tally.retention):>7.1%}{_mean(tally.actionable):>7.1%}"
-            f" ({_mean(tally.verbatim):>5.1%})"
+
+def summarize(families: dict[str, dict[str, list[RunFigures]]], names: list[str]) -> dict[str, dict[str, Row]]:
+    """Per family and policy: tokens pooled over runs, retention mean over runs and the worst run."""
+    table: dict[str, dict[str, Row]] = {}
+    for family, per_policy in families.items():
+        base = sum(r.tokens for r in per_policy["none"])
+        table[family] = {
+            name: Row(
+                reduction=sum(r.tokens for r in per_policy[name]) / base - 1,
+                mean=statistics.mean(r.mean for r in per_policy[name]),
+                worst=min(r.mean for r in per_policy[name]),
+            )
+            for name in names
+        }
+    table["macro (mean of families)"] = {
+        name: Row(
+            reduction=statistics.mean(table[f][name].reduction for f in families),
+            mean=statistics.mean(table[f][name].mean for f in families),
+            worst=min(table[f][name].worst for f in families),
         )
+        for name in names
+    }
+    return table
 
-    for family, figures in families.items():
-        row = f"{family:<30}"
-        for name in names:
-            tally = figures[name]
-            reduction = tally.tokens / figures["none"].tokens - 1
-            per[name].append((reduction, _mean(tally.retention), _mean(tally.actionable), _mean(tally.verbatim)))
-            pooled[name].add(tally)
-            row += cells(reduction, tally)
-        lines.append(row)
-    macro = f"{'macro (mean of families)':<30}"
-    whole = f"{'pooled (all runs)':<30}"
+
+def markdown(table: dict[str, dict[str, Row]], names: list[str]) -> list[str]:
+    lines = [
+        "| policy | " + " | ".join(table) + " |",
+        "|---|" + "---|" * len(table),
+    ]
     for name in names:
-        r, k, a, v = (statistics.mean(x[i] for x in per[name]) for i in range(4))
-        macro += f"{r:>+9.1%}{k:>7.1%}{a:>7.1%} ({v:>5.1%})"
-        whole += cells(pooled[name].tokens / pooled["none"].tokens - 1, pooled[name])
-    return [*lines, macro, whole]
+        cells = [f"{r.reduction:+.1%} / {r.mean:.1%} / {r.worst:.1%}" for r in (table[f][name] for f in table)]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
+CURVE: dict[str, float | None] = {"all": None, "4": 4.0, "3": 3.0, "2": 2.0, "1.5": 1.5, "1": 1.0, "0.5": 0.5, "0": 0.0}
+MASKS = (1, 2, 3, 5, 10, 20)
+
+
+def policies_for(every: int, checks: dict[str, Checks]) -> dict[str, Policy]:
+    policies: dict[str, Policy] = {"none": none}
+    for k in MASKS:
+        policies[f"mask K={k}"] = mask(k)
+    checks.setdefault("spans", Checks())
+    policies["previous sro_compact (spans)"] = closed_loop(every, checks["spans"], spans)
+    for label, caution in CURVE.items():
+        name = f"elide caution={label}"
+        checks.setdefault(name, Checks())
+        policies[name] = closed_loop(every, checks[name], elision(ElisionSettings(caution=caution)))
+    # A framework hook (LangGraph's pre_model_hook): the raw history compacted before every call, nothing kept.
+    policies["elide default, hook (raw history every turn)"] = lambda history, _p: elide(history)[0]
+    return policies
+
+
+def meets(row: Row) -> bool:
+    """The bar for the default: retention >= 99% on the family and >= 97% on its worst run."""
+    return row.mean >= 0.99 and row.worst >= 0.97
+
+
+def choose(table: dict[str, dict[str, Row]], families: list[str]) -> str:
+    """The most saving point of the curve that meets the bar on every one of `families` (macro savings)."""
+    names = [f"elide caution={label}" for label in CURVE]
+    fit = [n for n in names if all(meets(table[f][n]) for f in families)]
+    return min(fit or names[:1], key=lambda n: statistics.mean(table[f][n].reduction for f in families))
+
+
+def leave_one_out(table: dict[str, dict[str, Row]], families: list[str]) -> list[str]:
+    lines = [
+        "| held-out family | chosen on the others | tokens | mean | worst run | meets the bar |",
+        "|---|---|---|---|---|---|",
+    ]
+    for held in families:
+        name = choose(table, [f for f in families if f != held])
+        row = table[held][name]
+        verdict = "yes" if meets(row) else "NO"
+        lines.append(f"| {held} | {name} | {row.reduction:+.1%} | {row.mean:.1%} | {row.worst:.1%} | {verdict} |")
+    return lines
+
+
+def against_masking(table: dict[str, dict[str, Row]], default: str) -> list[str]:
+    """Per family: the most saving masking whose retention (mean and worst run) is at least the default's."""
+    lines = [
+        "| family | default: tokens / mean / worst | masking at >= that retention | its tokens |",
+        "|---|---|---|---|",
+    ]
+    for family, rows in table.items():
+        mine = rows[default]
+        fair = [
+            f"mask K={k}"
+            for k in MASKS
+            if rows[f"mask K={k}"].mean >= mine.mean and rows[f"mask K={k}"].worst >= mine.worst
+        ]
+        best = min(fair, key=lambda n: rows[n].reduction) if fair else "none (no K reaches it)"
+        tokens = f"{rows[best].reduction:+.1%}" if fair else "+0.0% (no compaction)"
+        lines.append(f"| {family} | {mine.reduction:+.1%} / {mine.mean:.1%} / {mine.worst:.1%} | {best} | {tokens} |")
+    return lines
+
+
+def measure(root: Path, every: int) -> tuple[dict[str, dict[str, Row]], list[str], dict[str, Checks], int]:
+    checks: dict[str, Checks] = {}
+    tokens = Tokens()
+    runs = family_runs(root)
+    families: dict[str, dict[str, list[RunFigures]]] = {}
+    names: list[str] = []
+    for family, paths in runs.items():
+        per_policy: dict[str, list[RunFigures]] = {}
+        for path in paths:
+            policies = policies_for(every, checks)
+            names = list(policies)
+            for name, figures in replay(path, policies, tokens).items():
+                per_policy.setdefault(name, []).append(figures)
+        families[family] = per_policy
+    return summarize(families, names), names, checks, sum(len(p) for p in runs.values())
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
-    parser.add_argument("--every", type=int, default=4, help="StateComp runs every N assistant steps (4)")
-    parser.add_argument("--no-learned", action="store_true", help="skip the leave-one-family-out learned router")
-    defaults = CompactionSettings()
-    parser.add_argument("--keep-last", type=int, default=defaults.keep_last, help="latest interactions kept")
-    parser.add_argument("--min-interactions", type=int, default=defaults.kappa, help="a span needs more than this")
-    parser.add_argument("--min-tokens", type=int, default=defaults.min_tokens, help="a span needs this many tokens")
+    parser.add_argument("--every", type=int, nargs="+", default=[4], help="compaction every N assistant turns (4)")
+    parser.add_argument("--out", type=Path, help="also write the tables here (Markdown)")
     args = parser.parse_args()
-    settings = CompactionSettings(keep_last=args.keep_last, kappa=args.min_interactions, min_tokens=args.min_tokens)
-    counter = TokenCounter()
-    root = args.data / "trajectories"
-    runs = family_runs(root)
-    checks = {"statecomp": Checks(), "learned (LOFO)": Checks()}
-    families: dict[str, Figures] = {}
-    trained: list[str] = []
-    for family, paths in runs.items():
-        policies: dict[str, Policy] = {
-            "none": lambda h, _p: h,
-            "window K=5": window(5),
-            "window K=10": window(10),
-            "window K=20": window(20),
-            "mask K=5": mask(5),
-            "mask K=10": mask(10),
-            "mask K=20": mask(20),
-            "statecomp": statecomp(args.every, checks["statecomp"], settings=settings),
-        }
-        if not args.no_learned:
-            try:
-                router: Router | None = train_on_runs(root, leave_out=[family], every=args.every)
-            except IntentError as exc:  # e.g. the other families give one label only
-                trained.append(f"{family}: not trained ({exc})")
-                router = None
-            else:
-                trained.append(f"{family}: trained on {', '.join(router.families)}")
-                policies["learned (LOFO)"] = statecomp(args.every, checks["learned (LOFO)"], router, settings)
-        policies["ceiling (stub)"] = ceiling(args.every, settings)
-        figures: Figures = {}
-        for path in paths:
-            for name, tally in run(path, policies, counter).items():
-                figures.setdefault(name, Tally()).add(tally)
-        families[family] = figures
-    names = [n for n in next(iter(families.values()))]
-    if any(set(f) != set(names) for f in families.values()):
-        names = [n for n in names if all(n in f for f in families.values())]
-    print(
-        f"{sum(len(p) for p in runs.values())} runs in {len(runs)} families; StateComp every {args.every} steps, "
-        f"keep_last {settings.keep_last}, spans of > {settings.kappa} interactions and >= {settings.min_tokens} tokens"
-    )
-    print("reduction = tokens re-sent vs none; retention = mean share of reused strings still in the history")
-    for line in [*table(families, names[:5]), "", *table(families, ["none", *names[5:]])]:
-        print(line)
-    for name, check in checks.items():
-        if check.calls:
-            print(
-                f"{name}: {check.calls} compactions, {check.valid} valid (calls and results paired), "
-                f"{check.not_longer} never longer; {check.changed} changed the history, {check.shorter} shorter"
-            )
-    for line in trained:
-        print("learned router, scored on " + line)
+    lines: list[str] = []
+    for every in args.every:
+        started = time.monotonic()
+        table, names, checks, count = measure(args.data / "trajectories", every)
+        families = [f for f in table if not f.startswith("macro")]
+        default = f"elide caution={DEFAULT_CAUTION:g}"
+        lines += [
+            f"## Compaction every {every} assistant turns (closed loop)",
+            "",
+            f"{count} runs in {len(families)} families; wall {time.monotonic() - started:.0f} s. Each cell: "
+            "replay tokens vs none / mean retention (strict) / worst run's retention.",
+            "",
+            *markdown(table, names),
+            "",
+            f"Default (`caution={DEFAULT_CAUTION}`) against masking at equal or higher retention:",
+            "",
+            *against_masking(table, default),
+            "",
+            "Leave one family out: the most saving point of the curve meeting the bar (>= 99% mean, >= 97% worst run) "
+            "on the other families, scored on the held-out one:",
+            "",
+            *leave_one_out(table, families),
+            "",
+            *(f"- {n}: {c.calls} compactions, {c.valid} valid, {c.not_longer} never longer" for n, c in checks.items()),
+            "",
+        ]
+    print("\n".join(lines))
+    if args.out:
+        args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ try:
 except PackageNotFoundError:  # running from a source tree
     __version__ = "0.0.0"
 
+from .compaction import compact_history
 from .config import Settings
 from .engine import ReadEngine, ReadRequest
 from .errors import (
@@ -55,5 +56,6 @@ __all__ = [
     "StaleArtifact",
     "UnsupportedArtifact",
     "__version__",
+    "compact_history",
     "default_registry",
 ]

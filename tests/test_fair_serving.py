@@ -296,7 +296,7 @@ async def test_one_clients_compaction_never_waits_behind_anothers(tmp_path: Path
     compaction. Now each compaction verifies in a session of its own."""
     settings = Settings(roots=(_root(tmp_path),), call_timeout_seconds=10 * HANG_GUARD)
     engine = SlowEngine(settings, running=1, hold_session=True)
-    options = {"keep_last": 0, "min_interactions": 0, "min_tokens": 0, "tau": 0.0}
+    options = {"mode": "spans", "keep_last": 0, "min_interactions": 0, "min_tokens": 0, "tau": 0.0}
     slow = {"messages": _transcript_citing(f"{SLOW}@sha256:0123456789ab#L1"), **options}
     quick = {"messages": _transcript_citing("notes.md@sha256:0123456789ab#L1"), **options}
     with anyio.fail_after(HANG_GUARD):

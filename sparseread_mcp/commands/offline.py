@@ -100,7 +100,7 @@ def trace_command(args: argparse.Namespace, settings: Settings) -> int:
 
 def compact_command(args: argparse.Namespace, settings: Settings) -> int:
 
-    from ..compaction import CompactionSettings, LearnedRouter, compact_messages, train
+    from ..compaction import CompactionSettings, ElisionSettings, LearnedRouter, compact_messages, train
     from ..compaction.learned import examples_from_jsonl, train_on_runs
     from ..compaction.transcript import load_file
     from ..tokens import TokenCounter
@@ -130,7 +130,10 @@ def compact_command(args: argparse.Namespace, settings: Settings) -> int:
     result = compact_messages(
         transcript.dump(),
         fmt=transcript.format,
-        settings=CompactionSettings(keep_last=args.keep_last),
+        # A learned router belongs to the span compactor; without one, old tool results are shortened in place.
+        settings=CompactionSettings(keep_last=args.keep_last)
+        if args.router
+        else ElisionSettings(keep_last=args.keep_last),
         counter=TokenCounter(settings.tokenizer, margin=settings.token_margin),
         audit=Path(args.audit) if args.audit else None,
         router=LearnedRouter.load(Path(args.router)) if args.router else None,

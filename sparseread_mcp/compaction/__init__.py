@@ -1,7 +1,14 @@
-"""History compaction (StateComp): replace what the current state no longer needs, safely."""
+"""History compaction: old tool results shortened to the lines the next steps may use, verbatim.
 
-from .api import compact_messages
+    from sparseread_mcp.compaction import compact_history
+    messages = compact_history(messages)  # OpenAI chat or Anthropic messages; a new list, same shape
+
+Framework hooks: `sparseread_mcp.compaction.langgraph.pre_model_hook` (LangGraph's create_react_agent).
+"""
+
+from .api import compact_history, compact_messages
 from .compactor import Compaction, CompactionSettings, SpanPlan, compact
+from .elide import Elided, ElisionSettings, elide
 from .learned import LearnedRouter, train
 from .router import DefaultRouter, Router, features
 from .summarize import ExtractiveSummarizer, Summarizer
@@ -11,6 +18,8 @@ __all__ = [
     "Compaction",
     "CompactionSettings",
     "DefaultRouter",
+    "Elided",
+    "ElisionSettings",
     "ExtractiveSummarizer",
     "LearnedRouter",
     "Router",
@@ -18,7 +27,9 @@ __all__ = [
     "Summarizer",
     "Transcript",
     "compact",
+    "compact_history",
     "compact_messages",
+    "elide",
     "features",
     "load",
     "load_file",

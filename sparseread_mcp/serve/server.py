@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field, JsonValue, ValidationError
 
 from .. import __version__, progress
 from ..ceiling import over_ceiling_message
-from ..compaction import CompactionSettings, DefaultRouter, compact_messages
+from ..compaction import CompactionSettings, DefaultRouter, ElisionSettings, compact_messages
 from ..config import HARD_RESPONSE_CAP_TOKENS, MIN_BUDGET_TOKENS, Settings
 from ..deadline import deadline
 from ..engine import ReadEngine, ReadRequest
@@ -425,23 +425,26 @@ def _add_session_tools(server: MCPServer, engine: ReadEngine, runner: Runner) ->
 
     @server.tool(
         name=COMPACT_TOOL,
-        description="Compact a long agent history: interactions no longer needed verbatim become extractive "
-        "summaries keeping each call and its pointers. Returns the messages (valid, never longer) and the plan.",
+        description="Compact an agent history: old tool results keep only lines with names, paths, ids, numbers or "
+        "errors held nowhere else.",
         annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False),
     )
     async def sro_compact(
         messages: Annotated[list[dict[str, JsonValue]], Field(description="OpenAI chat or Anthropic messages.")],
         ctx: Context,
         format: Annotated[Literal["openai", "anthropic"] | None, Field(description="Detected when omitted.")] = None,
-        keep_last: Annotated[int, Field(ge=0, le=100, description="Latest interactions kept.")] = 1,
-        tau: Annotated[float, Field(ge=0.0, le=1.0, description="Min score of each interaction of a span.")] = 0.6,
-        min_interactions: Annotated[int, Field(ge=0, le=1000, description="A span has more.")] = 0,
-        min_tokens: Annotated[int, Field(ge=0, description="A span has at least these tokens.")] = 0,
+        keep_last: Annotated[int, Field(ge=0, le=100, description="Latest results kept whole.")] = 1,
+        caution: Annotated[float, Field(ge=0, description="Lower saves more.")] = 1.5,
+        mode: Annotated[Literal["lines", "spans"], Field(description="spans: old compactor (tau, min_*)")] = "lines",
+        tau: Annotated[float, Field(ge=0.0, le=1.0)] = 0.6,
+        min_interactions: Annotated[int, Field(ge=0, le=1000)] = 0,
+        min_tokens: Annotated[int, Field(ge=0)] = 0,
     ) -> CallToolResult:
-        options = CompactionSettings(keep_last=keep_last, tau=tau, kappa=min_interactions, min_tokens=min_tokens)
+        spans = CompactionSettings(keep_last=keep_last, tau=tau, kappa=min_interactions, min_tokens=min_tokens)
+        options = spans if mode == "spans" else ElisionSettings(keep_last=keep_last, caution=caution)
         raw: list[dict[str, object]] = [dict(m) for m in messages]
         compact = partial(compact_messages, raw, fmt=format, settings=options, counter=engine.counter)
-        # Scheduled as the caller's session (a stateless caller's is new each call); verified in its own.
-        key = runner.keys.of(ctx, None)[0]
-        call = partial(_compact_in_own_session, engine, lambda router: compact(router=router))
-        return _result(await runner.model(call, key))
+        # Scheduled as the caller's session (a stateless caller's is new each call); spans verify in their own.
+        spanning = partial(_compact_in_own_session, engine, lambda router: compact(router=router))
+        call: Callable[[], BaseModel] = spanning if mode == "spans" else compact
+        return _result(await runner.model(call, runner.keys.of(ctx, None)[0]))

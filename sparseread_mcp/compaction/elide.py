@@ -1,0 +1,322 @@
+"""Line elision: old tool results keep, verbatim, every line that holds a key the history holds nowhere else.
+
+What a compactor sees is the past; what it must keep is what the next steps will use. The rules, all
+decided from the history alone (never from the steps to come), are:
+
+- Only tool results are ever shortened. The system prompt, the user's words and the agent's own messages,
+  calls and arguments (an edit's whole `new_str`, a command) stay byte for byte, so a call and its result
+  stay paired and the agent's actions stay intact.
+- The latest `keep_last` results stay raw: the agent is acting on them (the view it edits from, the
+  listing it picks from).
+- An older result keeps each line (a piece of a long line) that holds a key (`keys.line_keys`: an
+  identifier, a path, an id, a number, an error line) that the rest of the history does not hold, newest
+  results first, so that the newest copy of a repeated string is the one kept. Every key of the history is
+  therefore still somewhere in what the model is sent. Lines are kept whole and in order; a run of left-out
+  lines becomes one `[⋯ N lines]` mark; nothing is paraphrased, labelled or counted.
+- Past a horizon, a result keeps only its lasting keys: paths, ids that mix letters and digits, and error
+  lines; its other identifiers and numbers go once the history holds them nowhere newer. The horizon is
+  `caution` times the agent's own reach so far (the furthest back, in results, it went for a string it
+  used): an agent that looks far back keeps more. `caution` is the knob: the lower, the more is saved and
+  the more a distant step may miss.
+- A result whose kept lines would not save at least `min_saving` of it stays as it is: a summary that cannot
+  leave much out is not worth the risk of leaving anything out.
+- A result shortened before is read back (its kept lines, its marks) and shortened again with the rest, so
+  a pass over a compacted history (a closed loop) keeps what a pass over the raw history would: the newest
+  copy of each key.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import MutableMapping, Sequence
+from dataclasses import dataclass, replace
+
+from ..deadline import checkpoint
+from ..errors import ConfigError, IntentError
+from .keys import keys, line_keys
+from .segments import argument_strings
+from .transcript import Transcript, load, validate
+
+#: The first characters of every shortened result: how a later pass knows it, and what the model reads first.
+HEADER = "[compacted tool result:"
+_PIECE = 100  # a longer line (one-line JSON, minified text) is cut into pieces of about this many characters
+#: The default knob: on the development runs the most saving point of the curve with retention >= 99% on every
+#: family and >= 97% on every run, chosen again with each family left out (bench/results/issue31_compaction.md).
+DEFAULT_CAUTION = 1.5
+DEFAULT_KEEP_LAST = 1
+_MARK = re.compile(r"\[⋯ (\d{1,9}) lines?\]")
+_CUTS = ("}, {", "], ", ", ", "; ", " ")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ElisionSettings:
+    """`caution` is the knob: lower saves more and keeps less (bench/results/issue31_compaction.md has the
+    curve). The other fields were set once on the development runs and are not meant to be tuned per run."""
+
+    #: Results within `caution` times the agent's reach so far (`reach`: the furthest back, in results, it has
+    #: gone for a string) keep every key; older ones keep only paths, ids that mix letters and digits, and
+    #: error lines. None: every result keeps every key (the most kept, the least saved).
+    caution: float | None = DEFAULT_CAUTION
+    keep_last: int = DEFAULT_KEEP_LAST  # the latest results stay raw
+    min_saving: float = 0.1  # a result is shortened only when at least this share of its characters goes
+    min_chars: int = 200  # shorter results stay raw: a header and marks would cost most of what they save
+    #: The horizon is never shorter: before the agent has reached back at all, its reach says nothing yet.
+    min_horizon: int = 4
+
+    def __post_init__(self) -> None:
+        if self.caution is not None and not 0.0 <= self.caution <= 1000.0:
+            raise ConfigError(f"caution {self.caution} is out of range: use 0 to 1000, or None to keep every key")
+        if self.keep_last < 0:
+            raise ConfigError(f"keep_last {self.keep_last} is negative: use 0 or more")
+        if not 0.0 <= self.min_saving < 1.0:
+            raise ConfigError(f"min_saving {self.min_saving} is out of range: use 0.0 to below 1.0")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Elided:
+    """One tool result's fate: where it is, its call, its size before and after, and why."""
+
+    message: int
+    call_id: str
+    tool: str
+    chars_before: int
+    chars_after: int
+    kept_lines: int
+    lines: int
+    reason: str
+
+    @property
+    def committed(self) -> bool:
+        return self.chars_after < self.chars_before
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Result:
+    message: int
+    block: int | None  # the tool_result block of an Anthropic message; None for an OpenAI tool message
+    call_id: str
+    tool: str
+    text: str
+
+
+def elide(
+    transcript: Transcript,
+    settings: ElisionSettings | None = None,
+    *,
+    archive: MutableMapping[str, str] | None = None,
+) -> tuple[Transcript, list[Elided]]:
+    """The history with old tool results shortened (see the module's docstring), and what was done to each.
+
+    `archive`: when given, the full text of each result shortened here is stored under its tool call id,
+    which the shortened result names: one lookup gives it back."""
+    settings = settings or ElisionSettings()
+    problem = validate(transcript)
+    if problem is not None:
+        raise IntentError(f"the transcript is not protocol-valid: {problem}")
+    results = _results(transcript)
+    cut = max(0, len(results) - settings.keep_last)
+    candidates, protected = results[:cut], results[cut:]
+    held: set[str] = set()
+    for message in transcript.messages:
+        checkpoint()
+        held |= keys(message.text if not message.results else message.kept_text)
+        for call in message.calls:
+            held |= keys(call.arguments) | keys(argument_strings(call.arguments))
+    for result in protected:
+        held |= keys(result.text)
+    horizon = (
+        len(results)
+        if settings.caution is None
+        else max(settings.min_horizon, math.ceil(settings.caution * reach(transcript)))
+    )
+    plan: list[Elided] = []
+    texts: dict[tuple[int, int | None], str] = {}
+    # Newest first: of a key printed many times, the newest copy is the one kept.
+    for position in range(len(candidates) - 1, -1, -1):
+        result = candidates[position]
+        text, entry = _shorten(result, held, settings, stale=len(results) - position > horizon)
+        plan.append(entry)
+        if text != result.text:
+            texts[(result.message, result.block)] = text
+            if archive is not None and not result.text.startswith(HEADER):
+                archive[result.call_id] = result.text
+    plan.reverse()
+    return _replace(transcript, texts), plan
+
+
+def _shorten(result: _Result, held: set[str], settings: ElisionSettings, *, stale: bool) -> tuple[str, Elided]:
+    """The shortened text of one result, adding to `held` the keys of what stays of it. A result shortened
+    before is read back as its kept lines and its marks, and shortened again from them."""
+    lines = _lines(result.text)
+    total = sum(line if isinstance(line, int) else 1 for line in lines)
+    entry = Elided(
+        message=result.message,
+        call_id=result.call_id,
+        tool=result.tool,
+        chars_before=len(result.text),
+        chars_after=len(result.text),
+        kept_lines=sum(isinstance(line, str) for line in lines),
+        lines=total,
+        reason="",
+    )
+    if len(result.text) < settings.min_chars:
+        held |= keys(result.text)
+        return result.text, replace(entry, reason="short: left as it is")
+    rendered: list[str | int] = []  # per line: what stays of it, or how many lines went in its place
+    for number, line in enumerate(lines):
+        if number % 1024 == 0:
+            checkpoint()
+        if isinstance(line, int):
+            rendered.append(line)
+            continue
+        pieces = _pieces(line)
+        kept = []
+        for piece in pieces:
+            found = line_keys(piece)
+            if stale:
+                found = {k for k in found if _lasting(k)}
+            if found - held:
+                kept.append(piece)
+            held |= found
+        rendered.append(1 if not kept else line if len(kept) == len(pieces) else " ⋯ ".join(kept))
+    text, kept_lines = _render(result.call_id, rendered)
+    if len(text) > (1 - settings.min_saving) * len(result.text):
+        held |= keys(result.text)  # it stays as it is: every key of it is still in the history
+        return result.text, replace(
+            entry, reason=f"left as it is: shortening would save under {settings.min_saving:.0%}"
+        )
+    return text, replace(entry, chars_after=len(text), kept_lines=kept_lines, reason="shortened")
+
+
+def _lines(text: str) -> list[str | int]:
+    """A result's lines; for one shortened before, its kept lines and, for each mark, the count it stands for."""
+    if not text.startswith(HEADER):
+        return list(text.split("\n"))
+    out: list[str | int] = []
+    for line in text.split("\n")[1:]:
+        mark = _MARK.fullmatch(line)
+        out.append(int(mark.group(1)) if mark else line)
+    return out
+
+
+def _render(call_id: str, rendered: Sequence[str | int]) -> tuple[str, int]:
+    """Kept lines in order, each run of left-out lines as one mark, under a header naming the call."""
+    out: list[str] = []
+    elided = 0
+    for line in [*rendered, ""]:
+        if isinstance(line, int):
+            elided += line
+            continue
+        if elided:
+            out.append(f"[⋯ {elided} line{'s' if elided > 1 else ''}]")
+            elided = 0
+        out.append(line)
+    out.pop()  # the sentinel
+    kept = sum(isinstance(line, str) for line in rendered)
+    total = kept + sum(line for line in rendered if isinstance(line, int))
+    head = f"{HEADER} {kept} of {total} lines kept verbatim, ⋯ marks the rest; full text: {call_id}]"
+    return "\n".join([head, *out]), kept
+
+
+def _pieces(line: str) -> list[str]:
+    """A line, or a long line cut at a separator near every `_PIECE` characters (verbatim pieces)."""
+    if len(line) <= _PIECE:
+        return [line]
+    out = []
+    start = 0
+    while len(line) - start > _PIECE:
+        window = line[start : start + 2 * _PIECE]
+        cut = -1
+        for separator in _CUTS:
+            found = window.find(separator, _PIECE // 2)
+            if found != -1:
+                cut = found + len(separator)
+                break
+        if cut <= 0:
+            cut = 2 * _PIECE
+        out.append(line[start : start + cut].strip())
+        start += cut
+    out.append(line[start:].strip())
+    return [p for p in out if p]
+
+
+def _lasting(key: str) -> bool:
+    """Keys kept whatever a result's age: paths, ids mixing letters and digits, error lines."""
+    return " " in key or "/" in key or (any(c.isdigit() for c in key) and any(c.isalpha() for c in key))
+
+
+def _results(transcript: Transcript) -> list[_Result]:
+    """Every tool result in order, with the name of the tool whose call it answers."""
+    names = {call.id: call.name for message in transcript.messages for call in message.calls}
+    out = []
+    for number, message in enumerate(transcript.messages):
+        if not message.results:
+            continue
+        if transcript.format == "openai":
+            call_id, text = message.results[0]
+            if isinstance(message.raw.get("content"), (str, list)) and _texts_only(message.raw.get("content")):
+                out.append(_Result(message=number, block=None, call_id=call_id, tool=names.get(call_id, ""), text=text))
+            continue
+        content = message.raw.get("content")
+        assert isinstance(content, list)  # a message with results has blocks
+        for index, block in enumerate(content):
+            if isinstance(block, dict) and block.get("type") == "tool_result" and _texts_only(block.get("content")):
+                call_id = str(block.get("tool_use_id"))
+                text = _block_text(block.get("content"))
+                out.append(
+                    _Result(message=number, block=index, call_id=call_id, tool=names.get(call_id, ""), text=text)
+                )
+    return out
+
+
+def _texts_only(content: object) -> bool:
+    """A result made of text only (an image or a document block is left as it is)."""
+    if isinstance(content, str) or content is None:
+        return True
+    return isinstance(content, list) and all(isinstance(b, dict) and b.get("type") == "text" for b in content)
+
+
+def _block_text(content: object) -> str:
+    if isinstance(content, list):
+        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    return "" if content is None else str(content)
+
+
+def _replace(transcript: Transcript, texts: dict[tuple[int, int | None], str]) -> Transcript:
+    if not texts:
+        return transcript
+    raws = []
+    for number, message in enumerate(transcript.messages):
+        raw = message.raw
+        if (number, None) in texts:
+            raw = {**raw, "content": texts[(number, None)]}
+        elif any(n == number for n, _ in texts):
+            content = list(raw["content"])  # type: ignore[call-overload]
+            for (n, block), text in texts.items():
+                if n == number and block is not None:
+                    content[block] = {**content[block], "content": text}
+            raw = {**raw, "content": content}
+        raws.append(raw)
+    return load(raws, transcript.format)
+
+
+def reach(transcript: Transcript) -> int:
+    """How far back this agent has reached so far: the most results between a key one of its messages used
+    and the newest earlier result that printed it. One pass; a key's newest result is updated as results come."""
+    newest: dict[str, int] = {}
+    count = 0
+    longest = 0
+    for message in transcript.messages:
+        if message.role == "assistant":
+            written = keys(message.text)
+            for call in message.calls:
+                written |= keys(argument_strings(call.arguments))
+            for key in written:
+                if key in newest:
+                    longest = max(longest, count - newest[key])
+        for _, text in message.results:
+            count += 1
+            for key in keys(text):
+                newest[key] = count - 1
+    return longest

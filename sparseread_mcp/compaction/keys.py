@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import re
 
-from ..deadline import checkpoint
-from .marks import LINE_NUMBER, reported_errors
+from .marks import LINE_NUMBER, reported_errors, runs
 
 #: Maximal runs of the characters identifiers, paths, dates and numbers are made of.
 _RUN = re.compile(r"[\w./:-]+")
@@ -25,16 +24,13 @@ _MIN_KEY = 4
 _MIN_DIGITS = 3
 _MAX_KEY = 200
 _ERROR_CHARS = 160
-_CHECK_EVERY = 4096
 
 
 def keys(text: str) -> set[str]:
     """The keys of `text` (see the module's docstring), each at most 200 characters."""
     found: set[str] = set()
-    for number, run in enumerate(_RUN.finditer(text)):
-        if number % _CHECK_EVERY == 0:
-            checkpoint()
-        token = run.group().strip("./:-")[:_MAX_KEY]
+    for run in runs(_RUN, text):
+        token = run.strip("./:-")[:_MAX_KEY]
         if len(token) >= _MIN_KEY or (token.isdigit() and len(token) >= _MIN_DIGITS):
             found.update(_split(token))
     return found

@@ -8,6 +8,7 @@ run is taken apart by a single left-to-right pass. Nothing looks at a character 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from ..deadline import checkpoint
 
@@ -28,13 +29,19 @@ _ERROR_LINE_CHARS = 120
 _CHECK_EVERY = 4096
 
 
+def runs(pattern: re.Pattern[str], text: str) -> Iterator[str]:
+    """The maximal runs `pattern` (one greedy character class) finds in `text`, with a deadline check every
+    _CHECK_EVERY runs."""
+    for number, run in enumerate(pattern.finditer(text)):
+        if number % _CHECK_EVERY == 0:
+            checkpoint()
+        yield run.group()
+
+
 def salient(text: str) -> set[str]:
     """Identifiers, paths, long numbers and error lines: what later actions reuse."""
     found: set[str] = set()
-    for number, run in enumerate(_RUN.finditer(text)):
-        if number % _CHECK_EVERY == 0:
-            checkpoint()
-        token = run.group()
+    for token in runs(_RUN, text):
         found.update(identifiers(token))
         found.update(paths(token))
     found |= {n for n in _NUMBER.findall(text) if len(n.replace(".", "")) >= _MIN_NUMBER_DIGITS}

@@ -191,3 +191,12 @@ async def test_the_preview_of_a_one_line_text_shows_where_its_topics_are(tmp_pat
         reached = text.index(stretch) + len(stretch)
     named = {t for t in topics if any(t in e["title"] for e in outline)}
     assert len(named) >= 6, named  # the titles are spread over the whole text, not its opening
+
+
+async def test_check_of_a_goal_as_long_as_a_page_stays_a_short_answer(docs: Path) -> None:
+    goal = " ".join(f"word{k}" for k in range(1_500))  # every word distinct, none in the file
+    (pack,) = await _client_calls(
+        docs, [("sro_read", {"target": "contract.txt", "action": "check", "intent": {"goal": goal}})]
+    )
+    assert len(pack["result"]["rows"]) <= 16
+    assert TokenCounter("o200k_base").count(str(pack)) < 400

@@ -1,7 +1,8 @@
 """`action="check"`: does the file say it at all? Counts and where, never text.
 
 A needle's count is its occurrences (any case; a `/pattern/`: its matches); a goal word's count is the
-passages holding it (stemmed, any case, as location matches words). `where` names the first passages.
+passages holding it (stemmed, any case, as location matches words; the goal's first MAX_WORDS distinct
+words). `where` names the first passages.
 
 An agent that suspects "the document does not say" should not read its way to that conclusion (each
 refine costs a page of filler). One call counts each needle (exact, any case; `/regex/` as every pattern
@@ -27,6 +28,8 @@ from .read import FileRead
 PLACES_SHOWN = 4
 #: Passages named where the goal's words meet.
 MEETINGS_SHOWN = 3
+#: The goal's first this many distinct words are counted (a goal may be a whole paragraph).
+MAX_WORDS = 16
 _TERMS_KEY = "check.terms"
 
 
@@ -34,7 +37,7 @@ def check_pack(read: FileRead) -> EvidencePack:
     """The counts and places of the intent's needles and goal words, as an exact result."""
     parsed, intent = read.parsed, read.intent
     needles = [n for n in (intent.needles if intent else None) or [] if n.strip()]
-    words = list(dict.fromkeys(terms(intent.goal or ""))) if intent else []
+    words = list(dict.fromkeys(terms(intent.goal or "")))[:MAX_WORDS] if intent else []
     if not needles and not words:
         raise IntentError("check needs intent.needles (exact strings, '/regex/') or intent.goal (its words count)")
     rows: list[list[str | int | float | bool | None]] = []

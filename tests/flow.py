@@ -93,7 +93,13 @@ async def reading_flow(client: Client, path: str, source: str, question: str) ->
     assert claim["verification"]["status"] in {"supported", "contradicted", "unverified", "not_found"}
 
     card = await call(client, "sro_card", {})
-    assert any(e["id"] == episode and e.get("E", 0) == exposure["E"] for e in card["episodes"])
+    # The claim's closest places may be new to the episode (charged) or already held (named, not charged).
+    spent = (
+        claim.get("exposure", {}).get("E", exposure["E"])
+        if claim.get("episode", {}).get("id") == episode
+        else exposure["E"]
+    )
+    assert any(e["id"] == episode and e.get("E", 0) == spent for e in card["episodes"])
 
     escape = await client.call_tool("sro_read", {"target": "../../etc/passwd", **_handle(client)})
     assert escape.is_error and "outside the readable roots" in escape.content[0].text  # type: ignore[union-attr]

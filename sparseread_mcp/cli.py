@@ -21,14 +21,21 @@ logger = logging.getLogger("sparseread_mcp")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .serve.environment import help_text
+
     parser = argparse.ArgumentParser(
         prog="sparseread-mcp",
-        description="A reading controller for AI agents. With no command it serves MCP over stdio.",
+        description="A reading controller for AI agents. With no command it serves MCP over stdio "
+        "(--http: streamable HTTP); it says so on stderr, and Ctrl-C stops it.",
+        epilog=help_text(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"sparseread-mcp {__version__}")
     _common(parser)
     _serving_options(parser)
-    commands = parser.add_subparsers(dest="command")
+    commands = parser.add_subparsers(
+        dest="command", metavar="COMMAND", help="instead of serving: one of these (each takes --help)"
+    )
     _reading_commands(commands)
     _operating_commands(commands)
     return parser
@@ -114,18 +121,25 @@ Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 def _reading_commands(commands: Commands) -> None:
     """The tools from the shell: preview, read, verify."""
     preview = commands.add_parser("preview", help="print the bounded preview of a file")
-    preview.add_argument("path")
+    preview.add_argument("path", help="a file or folder under a root")
     _common(preview)
     read = commands.add_parser("read", help="read evidence from a file for a goal")
     read.add_argument("target", help="path, path#anchor or pointer path@rev#anchor")
     read.add_argument("--goal", help="what you need, in words")
     read.add_argument("--needle", action="append", default=[], help="exact string to find (repeatable)")
-    read.add_argument("--action", default="focus", choices=["scout", "focus", "collect", "refine", "verify"])
-    read.add_argument("--view", choices=["snippets", "outline", "lines", "section", "full"])
-    read.add_argument("--budget-tokens", type=int)
+    read.add_argument(
+        "--action",
+        default="focus",
+        choices=["scout", "focus", "collect", "refine", "verify"],
+        help="focus (default): passages for the goal; scout: the preview; refine: more; verify: a pointer or claim",
+    )
+    read.add_argument(
+        "--view", choices=["snippets", "outline", "lines", "section", "full"], help="the level of detail (snippets)"
+    )
+    read.add_argument("--budget-tokens", type=int, help="answer at most this many tokens (default about 8000)")
     _common(read)
     verify = commands.add_parser("verify", help="check an evidence pointer against the file")
-    verify.add_argument("pointer")
+    verify.add_argument("pointer", help="an evidence pointer, path@rev#anchor")
     _common(verify)
 
 

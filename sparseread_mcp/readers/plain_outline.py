@@ -20,7 +20,6 @@ from .base import OutlineEntry
 
 _SEPARATOR = re.compile(r"^\s*([=*#\-])\1{9,}\s*$")
 _UNDERLINE = re.compile(r"^\s*([=\-~^\"'`#*+])\1{2,}\s*$")
-_TRAILING_TAGS = re.compile(r"(?:\s+\*[^*\s|]+\*)+\s*$")
 _TAG = re.compile(r"\*([^*\s|]+)\*")
 _MAX_TITLE = 100
 _CAPS_WORDS = 6
@@ -78,7 +77,7 @@ def _is_caps(line: str) -> bool:
     """An unindented line of a few words whose letters are all capitals (tags at its end aside)."""
     if line[:1].isspace():
         return False
-    text = _TRAILING_TAGS.sub("", line).strip()
+    text = _without_trailing_tags(line)
     letters = [c for c in text if c.isalpha()]
     return (
         len(letters) >= 3
@@ -90,5 +89,17 @@ def _is_caps(line: str) -> bool:
 
 def _title(text: str) -> str:
     """The heading as a reader names it: tags at its end dropped, others as plain words, blanks single."""
-    text = _TRAILING_TAGS.sub("", text) or text
-    return " ".join(_TAG.sub(r"\1", text).split())
+    return " ".join(_TAG.sub(r"\1", _without_trailing_tags(text)).split())
+
+
+def _without_trailing_tags(text: str) -> str:
+    """`text` with blanks made single and the vim tags (`*name*`) at its end dropped, unless it is only
+    tags. Word by word, not by a pattern: `(\\s+\\*...\\*)+$` backtracks quadratically on a run of blanks."""
+    words = text.split()
+    while len(words) > 1 and _is_tag(words[-1]):
+        words.pop()
+    return " ".join(words)
+
+
+def _is_tag(word: str) -> bool:
+    return len(word) > 2 and word[0] == word[-1] == "*" and not any(c in "*|" for c in word[1:-1])

@@ -1,7 +1,9 @@
 # sparseread-mcp in a container: streamable HTTP on port 8765 by default, stdio with `docker run -i`.
 # HTTP needs a token, since the port is published beyond loopback; without one the server refuses to start:
 #   docker run -e SPARSEREAD_TOKEN="$(openssl rand -hex 24)" -p 127.0.0.1:8765:8765 -v "$PWD":/workspace:ro IMAGE
-#   (clients send Authorization: Bearer <token>); over stdio: docker run -i ... IMAGE --root /workspace
+#   (clients send Authorization: Bearer <token>); over stdio (any argument replaces the HTTP default):
+#   docker run -i --rm -v "$PWD":/workspace:ro IMAGE --log-level WARNING
+# Licences: the server is MIT; the image also holds the pdf extra, PyMuPDF, which is AGPL-3.0 (see docs/clients.md).
 # The base is an argument so it can be swapped: docker build --build-arg PYTHON_IMAGE=python:3.12-slim .
 ARG PYTHON_IMAGE=python:3.11-slim
 
@@ -16,6 +18,8 @@ RUN pip install --no-cache-dir "build>=1.2,<2" "hatchling>=1.25,<2" \
 
 # Stage 2: the server, installed from that wheel; no sources, no build tools.
 FROM ${PYTHON_IMAGE}
+LABEL org.opencontainers.image.title="sparseread-mcp" \
+      org.opencontainers.image.licenses="MIT AND AGPL-3.0-only"
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
@@ -24,7 +28,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     SPARSEREAD_MAX_MEMORY_MB=2048
 
 COPY --from=wheel /dist /tmp/dist
-# The pdf extra brings PyMuPDF (AGPL-3.0); git lets pointers cite commits in mounted repositories.
+# The pdf extra brings PyMuPDF (AGPL-3.0: the image is distributed under its terms too); git lets pointers
+# cite commits in mounted repositories.
 RUN apt-get update \
     && apt-get install -y --no-install-recommends git \
     && rm -rf /var/lib/apt/lists/* \

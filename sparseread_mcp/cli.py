@@ -21,14 +21,21 @@ logger = logging.getLogger("sparseread_mcp")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .serve.environment import help_text
+
     parser = argparse.ArgumentParser(
         prog="sparseread-mcp",
-        description="A reading controller for AI agents. With no command it serves MCP over stdio.",
+        description="A reading controller for AI agents. With no command it serves MCP over stdio "
+        "(--http: streamable HTTP); it says so on stderr, and Ctrl-C stops it.",
+        epilog=help_text(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"sparseread-mcp {__version__}")
     _common(parser)
     _serving_options(parser)
-    commands = parser.add_subparsers(dest="command")
+    commands = parser.add_subparsers(
+        dest="command", metavar="COMMAND", help="instead of serving: one of these (each takes --help)"
+    )
     _reading_commands(commands)
     _operating_commands(commands)
     return parser
@@ -91,8 +98,20 @@ def _serving_options(parser: argparse.ArgumentParser) -> None:
         "(default 1024, 0: no limit, or SPARSEREAD_WORKER_MEMORY_MB)",
     )
     add_session_options(parser)
-    parser.add_argument("--allow-host", action="append", default=[], help="extra allowed Host header (repeatable)")
-    parser.add_argument("--allow-origin", action="append", default=[], help="extra allowed Origin (repeatable)")
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        help="HTTP: also accept this Host header, HOST (any port) or HOST:PORT (repeatable; or "
+        "SPARSEREAD_ALLOWED_HOSTS)",
+    )
+    parser.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        help="HTTP: also accept this Origin, e.g. http://HOST (any port) or http://HOST:PORT (repeatable; or "
+        "SPARSEREAD_ALLOWED_ORIGINS)",
+    )
 
 
 #: The subcommand registry argparse hands out (its type is private to argparse).
@@ -102,18 +121,26 @@ Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 def _reading_commands(commands: Commands) -> None:
     """The tools from the shell: preview, read, verify."""
     preview = commands.add_parser("preview", help="print the bounded preview of a file")
-    preview.add_argument("path")
+    preview.add_argument("path", help="a file or folder under a root")
     _common(preview)
     read = commands.add_parser("read", help="read evidence from a file for a goal")
     read.add_argument("target", help="path, path#anchor or pointer path@rev#anchor")
     read.add_argument("--goal", help="what you need, in words")
     read.add_argument("--needle", action="append", default=[], help="exact string to find (repeatable)")
-    read.add_argument("--action", default="focus", choices=["scout", "focus", "collect", "refine", "verify", "check"])
-    read.add_argument("--view", choices=["snippets", "outline", "lines", "section", "full"])
-    read.add_argument("--budget-tokens", type=int)
+    read.add_argument(
+        "--action",
+        default="focus",
+        choices=["scout", "focus", "collect", "refine", "verify", "check"],
+        help="focus (default): passages for the goal; scout: the preview; refine: more; verify: a pointer or "
+        "claim; check: counts and places of the needles and goal words, no text",
+    )
+    read.add_argument(
+        "--view", choices=["snippets", "outline", "lines", "section", "full"], help="the level of detail (snippets)"
+    )
+    read.add_argument("--budget-tokens", type=int, help="answer at most this many tokens (default about 8000)")
     _common(read)
     verify = commands.add_parser("verify", help="check an evidence pointer against the file")
-    verify.add_argument("pointer")
+    verify.add_argument("pointer", help="an evidence pointer, path@rev#anchor")
     _common(verify)
 
 
@@ -223,7 +250,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = settings_from(args)
         if args.command is None:
-            return _serve(settings, http=args.http)
+            return _serve(settings, http=args.http, json_logs=getattr(args, "log_format", "text") == "json")
         return _run_command(args, settings)
     except SparsereadError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -240,10 +267,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
-def _serve(settings: Settings, *, http: bool) -> int:
+def _serve(settings: Settings, *, http: bool, json_logs: bool = False) -> int:
     from .ceiling import apply_memory_ceiling
     from .isolation import prestart_workers
     from .serve.server import create_server
+    from .serve.terminal import announce, start_line, stop_on_signals
 
     if http:
         from .serve.http_app import check_exposure
@@ -251,22 +279,25 @@ def _serve(settings: Settings, *, http: bool) -> int:
         check_exposure(settings)  # before anything is built: a refused server fails at once
     # At server start, not on import: a library user's process keeps its own limits.
     apply_memory_ceiling(settings.max_memory_mb)
+    stop_on_signals()  # before the workers start: Ctrl-C from here on stops them too
     server = create_server(settings)
     prestart_workers(settings)  # the worker factory starts while the client connects, not on its first call
+    # stderr, at every log level: a person who started a server needs to know it runs and how to stop it.
     if not http:
+        announce(start_line(settings), as_json=json_logs)
         server.run()
         return 0
     from .serve.http_app import serve_http
 
-    # stderr, at every log level: a user who started a server needs to know where it is.
-    print(http_banner(settings), file=sys.stderr, flush=True)
+    announce(http_banner(settings), as_json=json_logs)
     serve_http(server, settings)
     return 0
 
 
 def http_banner(settings: Settings) -> str:
-    """Where an HTTP server listens, what answers its health check, and whether it wants a token."""
+    """An HTTP server's start line: where it listens, what answers its health check, whether it wants a token."""
     from .serve.http_app import HEALTH_PATH
+    from .serve.terminal import start_line
 
     # A wildcard bind is not an address to connect to: show loopback, and say what was bound.
     wildcard = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1", "[::]": "::1"}.get(settings.host)
@@ -275,7 +306,7 @@ def http_banner(settings: Settings) -> str:
     base = f"http://{host}:{settings.port}"
     bound = f" (bound to {settings.host or '*'}: every address of this machine)" if wildcard else ""
     auth = "; requests need Authorization: Bearer <token>" if settings.token else ""
-    return f"sparseread-mcp {__version__}: MCP at {base}/mcp, health at {base}{HEALTH_PATH}{bound}{auth} (Ctrl-C stops)"
+    return start_line(settings, http_base=base, detail=f", health at {base}{HEALTH_PATH}{bound}{auth}")
 
 
 def _run_command(args: argparse.Namespace, settings: Settings) -> int:

@@ -74,6 +74,57 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+#: The end-to-end groups, marked `slow` here in one place: `python -m pytest` (the README's command) leaves
+#: them out and `python -m pytest -m slow` runs them; CI runs both. A group belongs here when its time goes to
+#: starting real server processes (stdio, HTTP, under a terminal), real clients or installs, or a campaign;
+#: what it checks is the same either way. Whole files, then single tests (`file::test`, any parameters).
+SLOW_FILES = frozenset(
+    {
+        "test_clients.py",  # real clients from npm
+        "test_fair_serving.py",  # an HTTP server under floods
+        "test_fuzz_campaign.py",
+        "test_hostile_patterns.py",  # every pattern of the package on 200,000-character strings
+        "test_http_deploy.py",
+        "test_http_security.py",
+        "test_inspector.py",  # the MCP Inspector from npm
+        "test_integrations.py",  # every shipped configuration through uvx
+        "test_isolation.py",  # attacks on a real HTTP server while it is probed
+        "test_logs.py",
+        "test_mcp_readers.py",
+        "test_mcp_transports.py",
+        "test_memory_ceiling.py",
+        "test_packaging.py",  # the built wheel, installed
+        "test_persistence.py",  # servers killed and restarted
+        "test_redis_replicas.py",
+        "test_reliability_http.py",
+        "test_savings.py",  # `trace` and `bench` from the shell, over a server's store
+        "test_session_isolation.py",
+    }
+)
+SLOW_TESTS = frozenset(
+    {
+        "test_compaction.py::test_a_learned_router_trains_for_precision_and_compacts_validly",
+        "test_hostile_cpu.py::test_another_session_is_answered_while_a_regex_needle_runs",
+        "test_hostile_cpu.py::test_http_sessions_and_healthz_are_answered_while_a_regex_needle_runs",
+        "test_preview_samples.py::test_over_stdio_a_sample_states_the_row_and_its_pointer_verifies",
+        "test_progress.py::test_notifications_cross_the_stdio_wire",
+        "test_terminal.py::test_healthz_gives_the_version_and_allow_host_takes_a_host_with_or_without_a_port",
+        # At a terminal: Ctrl-C over stdio (the case that hung) stays in the fast suite, the others are here.
+        "test_terminal.py::test_the_server_says_what_it_serves_and_stops_at_ctrl_c_or_sigterm[sigterm-stdio]",
+        "test_terminal.py::test_the_server_says_what_it_serves_and_stops_at_ctrl_c_or_sigterm[ctrl-c-http]",
+        "test_terminal.py::test_the_server_says_what_it_serves_and_stops_at_ctrl_c_or_sigterm[sigterm-http]",
+    }
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        file = item.path.name
+        test = f"{file}::{item.name}"
+        if file in SLOW_FILES or test in SLOW_TESTS or test.split("[", 1)[0] in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"

@@ -108,14 +108,14 @@ def test_http_says_where_it_listens_and_where_its_health_check_answers(tmp_path:
     """At the default log level it printed nothing: the user polled /healthz to learn it had started."""
     with serving(tmp_path) as (url, log):
         printed = log.read_text()
-        assert f"MCP at {url}/mcp, health at {url}{HEALTH_PATH}" in printed, printed
+        assert f"MCP over HTTP at {url}/mcp, health at {url}{HEALTH_PATH}" in printed, printed
         assert httpx.get(f"{url}{HEALTH_PATH}", timeout=10).status_code == 200
     assert "Bearer" not in printed
     with_token = http_banner(Settings(token="s3cret-token", host="::1", port=9000))
-    assert "MCP at http://[::1]:9000/mcp" in with_token and "Authorization: Bearer <token>" in with_token
+    assert "MCP over HTTP at http://[::1]:9000/mcp" in with_token and "Authorization: Bearer <token>" in with_token
     assert "s3cret-token" not in with_token
     everywhere = http_banner(Settings(host="0.0.0.0", port=8765))
-    assert "MCP at http://127.0.0.1:8765/mcp" in everywhere and "bound to 0.0.0.0" in everywhere
+    assert "MCP over HTTP at http://127.0.0.1:8765/mcp" in everywhere and "bound to 0.0.0.0" in everywhere
 
 
 def test_a_token_from_the_environment_lets_a_non_loopback_bind_start_and_guards_it(tmp_path: Path) -> None:

@@ -9,21 +9,14 @@ import sys
 from pathlib import Path
 
 from ..config import Settings
+from ..models import Preview
 
 
 def human(result: object) -> str:
-    from ..models import EvidencePack, Preview
+    from ..models import EvidencePack
 
     if isinstance(result, Preview):
-        lines = [
-            f"{result.artifact.path} ({result.artifact.type}, {result.artifact.size_bytes} bytes, "
-            f"L={result.full_view_chars} chars / {result.full_view_tokens} tokens) route={result.route}",
-            f"  {result.reason}",
-        ]
-        lines += [f"  {'  ' * (o.level - 1)}{o.title}  [{o.anchor}]" for o in result.outline]
-        if result.content is not None:
-            lines += ["", result.content]
-        return "\n".join(lines)
+        return human_preview(result)
     assert isinstance(result, EvidencePack)
     lines = [f"gate: {result.gate.decision} — {result.gate.reason}"]
     if result.verification:
@@ -36,6 +29,34 @@ def human(result: object) -> str:
         lines.append(f"coverage {cov.slot}: {cov.status}")
     e = result.exposure
     lines.append(f"exposure: {e.payload_chars} chars now, E={e.episode_chars} of L={e.full_view_chars}")
+    return "\n".join(lines)
+
+
+#: Characters of a sample a person is shown on one line; the JSON output (--json) has the whole text.
+SAMPLE_CHARS = 160
+
+
+def human_preview(preview: Preview) -> str:
+    """A preview for a person: the file and its route, the outline (each heading once, with its lines, and
+    its anchor only where that differs from the title), then the samples, one line each, by anchor."""
+    lines = [
+        f"{preview.artifact.path} ({preview.artifact.type}, {preview.artifact.size_bytes} bytes, "
+        f"L={preview.full_view_chars} chars / {preview.full_view_tokens} tokens) route={preview.route}",
+        f"  {preview.reason}",
+    ]
+    if preview.outline:
+        lines.append("outline:" if preview.outline_complete else "outline (first entries):")
+    for entry in preview.outline:
+        anchor = "" if entry.anchor == entry.title else f"  #{entry.anchor}"
+        lines.append(f"  {'  ' * (entry.level - 1)}{entry.title}  (L{entry.lines[0]}-L{entry.lines[1]}){anchor}")
+    if preview.samples:
+        lines.append("samples:")
+    for sample in preview.samples:
+        text = " ".join(sample.text.split())
+        text = text if len(text) <= SAMPLE_CHARS else text[: SAMPLE_CHARS - 1] + "…"
+        lines.append(f"  #{sample.anchor}: {text}")
+    if preview.content is not None:
+        lines += ["", preview.content]
     return "\n".join(lines)
 
 

@@ -5,6 +5,6 @@ it (`tasks`) the parsers, ignore-file matchers, diffs and hashes run in workers 
 (`pool`) starts, limits, shares fairly between sessions and kills at the call's deadline.
 """
 
-from .pool import PoolStats, WorkerPool, prestart_workers, shared_pool, tenant
+from .pool import PoolStats, WorkerPool, kill_workers_now, prestart_workers, shared_pool, tenant
 
-__all__ = ["PoolStats", "WorkerPool", "prestart_workers", "shared_pool", "tenant"]
+__all__ = ["PoolStats", "WorkerPool", "kill_workers_now", "prestart_workers", "shared_pool", "tenant"]

@@ -355,6 +355,15 @@ def prestart_workers(settings: Settings) -> None:
     threading.Thread(target=start, name="sparseread-prestart", daemon=True).start()
 
 
+def kill_workers_now() -> None:
+    """Kill the worker factory and every worker it forked at once (they share its process group), taking
+    no lock: safe in a signal handler, where the thread that holds one may be the one interrupted."""
+    process = _ZYGOTE._process
+    if process is not None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+
+
 @atexit.register
 def _close_pools() -> None:
     for pool in list(_POOLS.values()):

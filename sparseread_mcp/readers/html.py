@@ -63,12 +63,24 @@ _BLOCK = frozenset(
 )
 _HEADING = re.compile(r"^h([1-6])$")
 _MAIN = re.compile(r"<(main|article)[\s>]", re.IGNORECASE)
+_ANY_HEADING = re.compile(r"<h[1-6][\s>]", re.IGNORECASE)
+_LOOKS_LIKE_HEADING = re.compile(r"#{1,6}(?:[ \t]|$)")
+_BOLD = frozenset({"b", "strong"})
+#: Longest block taken for a heading because it is all bold (in a page with no <h1>-<h6>).
+_BOLD_TITLE_CHARS = 100
 
 
 class _Extractor(HTMLParser):
-    def __init__(self, *, main_only: bool) -> None:
+    def __init__(self, *, main_only: bool, bold_headings: bool = False) -> None:
         super().__init__(convert_charrefs=True)
         self.main_only = main_only
+        #: Generated pages without heading tags (pydoc's, a word processor's) mark sections by a block
+        #: that is all bold: with this set, such a block becomes a heading.
+        self.bold_headings = bold_headings
+        self._bold = 0
+        self._in_term = False
+        self._bold_chars = 0
+        self._plain_chars = 0
         self.lines: list[tuple[str, int]] = []  # (extracted line, source line)
         self._current: list[str] = []
         #: Whether `_current` holds any text yet: kept, not recomputed by joining the list on every piece of
@@ -86,6 +98,8 @@ class _Extractor(HTMLParser):
             return
         if tag in ("main", "article"):
             self._main_depth += 1
+        if tag in _BOLD:
+            self._bold += 1
         if tag == "pre":
             self._flush()
             if self.lines and self.lines[-1][0]:
@@ -102,6 +116,7 @@ class _Extractor(HTMLParser):
             self._add(" | ")
         elif tag in _BLOCK:
             self._flush()
+            self._in_term = tag == "dt"  # a definition's term (pydoc's attributes) is bold, but no heading
 
     def handle_endtag(self, tag: str) -> None:
         if tag in _SKIP:
@@ -109,6 +124,8 @@ class _Extractor(HTMLParser):
             return
         if tag in ("main", "article"):
             self._main_depth = max(0, self._main_depth - 1)
+        if tag in _BOLD:
+            self._bold = max(0, self._bold - 1)
         if tag == "pre":
             self._flush()
             self._pre = max(0, self._pre - 1)
@@ -129,6 +146,11 @@ class _Extractor(HTMLParser):
                 self._add(part)
         else:
             self._add(data)
+            if self.bold_headings and (visible := len(data) - data.count(" ") - data.count("\n")):
+                if self._bold:
+                    self._bold_chars += visible
+                else:
+                    self._plain_chars += visible
 
     def _add(self, text: str) -> None:
         self._current.append(text)
@@ -138,6 +160,11 @@ class _Extractor(HTMLParser):
     def _flush(self, *, keep_empty: bool = False) -> None:
         raw = "".join(self._current)
         text = raw.rstrip() if self._pre else " ".join(raw.split()).strip(" |")
+        if self._all_bold() and len(text) <= _BOLD_TITLE_CHARS and " | " not in text and any(c.isalnum() for c in text):
+            self._prefix = "# "
+        self._bold_chars = self._plain_chars = 0
+        if not self._prefix and not self._pre and _LOOKS_LIKE_HEADING.match(text):
+            text = "\\" + text  # a `# comment` in a paragraph is text: escaped as Markdown escapes it
         if text or keep_empty:
             if self.lines and self.lines[-1][0] and not self._pre:
                 self.lines.append(("", self._current_source))  # blank line between blocks
@@ -145,6 +172,10 @@ class _Extractor(HTMLParser):
         self._current = []
         self._current_blank = True
         self._prefix = ""
+
+    def _all_bold(self) -> bool:
+        """Whether the block so far is bold text only, and may be a heading (not a list item, term or code)."""
+        return bool(self._bold_chars) and not (self._plain_chars or self._prefix or self._pre or self._in_term)
 
     def close(self) -> None:
         super().close()
@@ -168,7 +199,7 @@ class HtmlReader:
 
     def parse(self, artifact: Artifact, *, passage_chars: int) -> ParsedArtifact:
         has_main = _MAIN.search(artifact.text) is not None
-        extractor = _Extractor(main_only=has_main)
+        extractor = _Extractor(main_only=has_main, bold_headings=_ANY_HEADING.search(artifact.text) is None)
         try:
             extractor.feed(artifact.text)
             extractor.close()

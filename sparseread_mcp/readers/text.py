@@ -19,6 +19,7 @@ from ..select.configuration import Configuration
 from ..vocabulary import Action
 from .base import OutlineEntry, ParsedArtifact, Passage, PassageKind
 from .page_outline import page_outline
+from .plain_outline import plain_outline
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".mkd", ".mdx"})
 TEXT_SUFFIXES = frozenset({".txt", ".text", ".rst", ".adoc", ".org", ""})
@@ -74,7 +75,10 @@ def text_structure(
 ) -> tuple[tuple[Passage, ...], tuple[OutlineEntry, ...]]:
     """Passages and outline of any text: shared by the readers whose content becomes text (PDF, HTML)."""
     blocks = _segment(index, markdown=markdown)
-    return _build_passages(index, blocks, passage_chars), _outline(index, blocks)
+    outline = _outline(index, blocks)
+    if not markdown and not outline:  # plain text without pages names its sections in its own ways
+        outline = plain_outline(index)
+    return _build_passages(index, blocks, passage_chars), outline
 
 
 def _line(index: LineIndex, number: int) -> str:
@@ -125,6 +129,7 @@ def _segment(index: LineIndex, *, markdown: bool) -> list[_Block]:
             and number < n
             and _SETEXT.match(_line(index, number + 1))
             and len(stripped) <= 120
+            and any(c.isalnum() for c in stripped)  # `=====` over `=====` is a rule, not a heading
         ):
             level = 1 if _line(index, number + 1).strip().startswith("=") else 2
             blocks.append(_Block(number, number + 1, "heading", level, stripped))

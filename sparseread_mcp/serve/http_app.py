@@ -12,12 +12,14 @@ import hmac
 import ipaddress
 import json
 import logging
+import re
 
 import anyio.to_thread
 from mcp.server import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from .. import __version__
 from ..config import Settings
 from ..errors import ConfigError
 from .http_sessions import OnEnd, SessionGate
@@ -28,6 +30,8 @@ logger = logging.getLogger(__name__)
 
 HEALTH_PATH = "/healthz"
 LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+#: How long a stopping HTTP server waits for open requests and event streams before it closes them.
+GRACEFUL_SECONDS = 3
 
 
 def is_loopback(host: str) -> bool:
@@ -62,8 +66,8 @@ def check_exposure(settings: Settings) -> None:
 
 def build_http_app(server: MCPServer, settings: Settings) -> ASGIApp:
     names = [*LOOPBACK, settings.host] if settings.host not in ("0.0.0.0", "::") else list(LOOPBACK)
-    hosts = sorted({f"{n}:*" for n in names} | {n for n in names} | set(settings.allowed_hosts))
-    origins = sorted({f"http://{n}:*" for n in names} | set(settings.allowed_origins))
+    hosts = sorted({f"{n}:*" for n in names} | set(names) | _any_port(settings.allowed_hosts))
+    origins = sorted({f"http://{n}:*" for n in names} | _any_port(settings.allowed_origins))
 
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
@@ -78,6 +82,17 @@ def build_http_app(server: MCPServer, settings: Settings) -> ASGIApp:
     )
     gated = SessionGate(app, settings, on_end=_drop_reading_session(server))
     return Gatekeeper(gated, settings.token)
+
+
+def _any_port(allowed: tuple[str, ...]) -> set[str]:
+    """Each allowed Host (or Origin) as given, and, when it names no port, the same on any port: a browser
+    or client sends `192.0.2.2:8769`, and `--allow-host 192.0.2.2` meant that host."""
+    patterns = set()
+    for value in allowed:
+        patterns.add(value)
+        if not re.search(r":(\d+|\*)$", value.split("]")[-1].split("//")[-1]):
+            patterns.add(f"{value}:*")
+    return patterns
 
 
 def _drop_reading_session(server: MCPServer) -> OnEnd:
@@ -100,7 +115,7 @@ class Gatekeeper:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope.get("path") == HEALTH_PATH:
-            await _json(send, 200, {"status": "ok"})
+            await _json(send, 200, {"status": "ok", "version": __version__})
             return
         if scope["type"] == "http" and self._expected is not None:
             supplied = dict(scope.get("headers") or []).get(b"authorization", b"")
@@ -144,4 +159,7 @@ def serve_http(server: MCPServer, settings: Settings) -> None:
         log_level="warning",
         http=protocol,
         backlog=ACCEPT_BACKLOG,
+        # Ctrl-C or SIGTERM: open event streams get this long to close, then the process ends
+        # (terminal.py's handler, which uvicorn calls once it has stopped, also kills the workers).
+        timeout_graceful_shutdown=GRACEFUL_SECONDS,
     )

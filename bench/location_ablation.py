@@ -277,6 +277,7 @@ def _pages_on_figures(name: Configuration) -> Configuration:
 
 
 pages_on_figures = (selector_module, "served_on_figures", _pages_on_figures)
+lists_on = (locate_base, "EXPAND_CONCEPTS", True)
 
 
 def variants(semantic: bool) -> list[Variant]:
@@ -284,6 +285,7 @@ def variants(semantic: bool) -> list[Variant]:
     contract_free = ("articles", "articles one-line", "financebench", "tatqa", "fetaqa")
     found = [
         Variant("shipped defaults (policy: bm25, context/windows)"),
+        Variant("glossary and clause list on (the defaults before issue 33)", patches=[lists_on]),
         Variant("passages: sentences (200) x snippets", 200, "bm25 x snippets"),
         Variant("passages: sentence windows (200) x context", 200, "bm25 x context"),
         Variant("passages: sentences (200) x windows around 1 hit", 200, "bm25 x windows"),
@@ -299,15 +301,21 @@ def variants(semantic: bool) -> list[Variant]:
         Variant("passages: paragraphs (1000) x context", 1000, "bm25 x context"),
         Variant("query: clause request without its template", goal=clause_request, sets=("contracts",)),
         Variant("query: keyword goal", goal=keyword_goal),
-        Variant("query: answer-type cue off", patches=[(locate_base, "CUE_BOOST", 0.0)]),
-        Variant("query: quoted names not lifted", patches=[(locate_base, "QUOTED_BOOST", 0.0)]),
+        Variant("query: answer-type cue off", patches=[(bm25, "CUE_BOOST", 0.0)]),
+        Variant("query: quoted names not lifted", patches=[(bm25, "QUOTED_BOOST", 0.0)]),
         Variant("query: titles off", patches=[(bm25, "TITLE_WEIGHT", 0)]),
-        Variant(
-            "glossary off (on sets it was not written from)",
-            patches=[(locate_base, "EXPAND_CONCEPTS", False)],
-            sets=finance,
-        ),
+        Variant("glossary off (on sets it was not written from)", patches=[(concepts, "COMPILED", ())], sets=finance),
         Variant("glossary on (same sets)", sets=finance),
+        Variant(
+            "glossary off, on the set it was written from",
+            patches=[(concepts, "COMPILED", ())],
+            sets=("financebench", PDF),
+        ),
+        Variant(
+            "clause list off, on the set it was written from",
+            patches=[(concepts, "EXPAND_CLAUSES", False)],
+            sets=("contracts",),
+        ),
         Variant(
             "clause list off (on sets it was not written from)",
             patches=[(concepts, "EXPAND_CLAUSES", False)],

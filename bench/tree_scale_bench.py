@@ -94,7 +94,10 @@ def worker(tree: Path, cache: Path, max_files: int, goals: int) -> Json:
     from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
 
     started = time.perf_counter()
-    engine = ReadEngine(Settings(roots=(tree,), cache_dir=cache, inventory_max_files=max_files))
+    # The per-call limit is lifted so a first index that takes longer than the shipped limit is measured
+    # (the report compares it with that limit).
+    settings = Settings(roots=(tree,), cache_dir=cache, inventory_max_files=max_files, call_timeout_seconds=3600)
+    engine = ReadEngine(settings)
     setup = time.perf_counter() - started
     times, notes = [], []
     for n in range(goals):
@@ -102,7 +105,7 @@ def worker(tree: Path, cache: Path, max_files: int, goals: int) -> Json:
         started = time.perf_counter()
         pack = engine.read(f"s{n}", ReadRequest(target=".", action="focus", intent=Intent(goal=goal)))
         times.append(time.perf_counter() - started)
-        notes.append(len(pack.evidence))
+        notes.append(len(pack.items))
     return {"setup_s": setup, "times_s": times, "items": notes, "peak_kb": peak_kb()}
 
 
@@ -130,7 +133,7 @@ def engine_rows(tree: Path, files: int, work: Path) -> list[Json]:
         cache = work / f"cache-{cap}"
         shutil.rmtree(cache, ignore_errors=True)
         cap_value = cap or _default_cap()
-        first = spawn(tree, cache, cap_value, len(GOALS))
+        first = spawn(tree, cache, cap_value, 2)
         again = spawn(tree, cache, cap_value, 1)
         rows.append(
             {

@@ -284,7 +284,7 @@ def variants(semantic: bool) -> list[Variant]:
     finance = ("contracts", "articles", "articles one-line", "tatqa", "fetaqa")
     contract_free = ("articles", "articles one-line", "financebench", "tatqa", "fetaqa")
     found = [
-        Variant("shipped defaults (policy: bm25, context/windows)"),
+        Variant("shipped defaults (the policy's choice)"),
         Variant("glossary and clause list on (the defaults before issue 33)", patches=[lists_on]),
         Variant("passages: sentences (200) x snippets", 200, "bm25 x snippets"),
         Variant("passages: sentence windows (200) x context", 200, "bm25 x context"),

@@ -11,7 +11,7 @@ ACTIONS: tuple[Action, ...] = ("scout", "focus", "collect", "refine", "verify")
 #: The shape of an answer's evidence.
 View = Literal["snippets", "card", "outline", "section", "lines", "full", "summary", "compact", "projection"]
 #: How located passages become delivered text.
-ExposureForm = Literal["snippets", "windows", "context"]
+ExposureForm = Literal["snippets", "windows", "context", "pages"]
 #: How passages are ranked for a goal: the methods `locate.LocatorSet` builds.
 LocationMethod = Literal["lexical", "bm25", "dense", "hybrid"]
 #: The answer shape an intent wants.

@@ -113,6 +113,8 @@ def test_a_concept_the_question_names_finds_the_line_item_that_spells_it_otherwi
     engine = ReadEngine(Settings(roots=(tmp_path,), native_fit_tokens=0))
     _filing(tmp_path)
     ask = "What is the FY2018 capital expenditure amount for 3M?"
+    assert build_query([ask], []).concepts == ()  # off by default: it helped no set it was not written from
+    monkeypatch.setattr(locate_base, "EXPAND_CONCEPTS", True)
     assert [c.said for c in build_query([ask], []).concepts] == ["capital expenditure"]
     first = engine.read("s", ReadRequest(target="filing.txt", intent=Intent(goal=ask)))
     assert "(1,577)" in first.items[0].text
@@ -142,6 +144,7 @@ def test_a_clause_the_question_names_by_its_review_label_is_found_by_its_draftin
     """No contract says "Volume Restriction": the label brings the words such clauses are drafted in."""
     from sparseread_mcp.locate import concepts
 
+    monkeypatch.setattr(locate_base, "EXPAND_CONCEPTS", True)
     engine = ReadEngine(Settings(roots=(tmp_path,), native_fit_tokens=0))
     _agreement(tmp_path)
     ask = (
@@ -175,7 +178,10 @@ def test_only_unambiguous_concepts_expand_and_never_past_the_scanned_prefix() ->
     assert named_concepts("x " * 10_000 + "capex") == ()
 
 
-def test_a_concept_the_document_spells_as_asked_does_not_expand(tmp_path: Path) -> None:
+def test_a_concept_the_document_spells_as_asked_does_not_expand(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(locate_base, "EXPAND_CONCEPTS", True)
     # Where "free cash flow" is a table's own title, the cash flow statement's lines would only pull the
     # reading away from it; where the document never says it, they are how it spells it.
     ask = "What is the 2019 free cash flow?"

@@ -135,7 +135,7 @@ def test_exposure_forms_stay_in_budget_and_windows_stay_in_their_region(tmp_path
     ranking = LocatorSet().get("bm25").rank(parsed, build_query(["para 3.4"], []))
     assert ranking
     for budget in (300, 1000, 2500):
-        for form in ("snippets", "windows", "context"):
+        for form in ("snippets", "windows", "context", "pages"):
             spans = plan_exposure(parsed, ranking, form, budget)  # type: ignore[arg-type]
             assert sum(s.end - s.start for s in spans) <= budget
             assert all(a.end <= b.start or b.end <= a.start for a in spans for b in spans if a is not b)
@@ -152,6 +152,32 @@ def test_exposure_forms_stay_in_budget_and_windows_stay_in_their_region(tmp_path
         inside = [p.index for p in parsed.passages if span.start <= p.start and p.end <= span.end]
         assert len({region[i] for i in inside}) == 1  # a window never crosses a page
         assert "\f" not in pages[span.start : span.end].strip("\f\n")  # no page break inside
+
+
+def test_pages_shows_the_best_passage_of_each_best_page_before_a_second_of_any(tmp_path: Path) -> None:
+    # Page 2 matches the goal in every paragraph; pages 4 and 5 once each, less well.
+    pages = [
+        f"Page {p} heading\n\n"
+        + "\n\n".join(
+            ("harbour tariff schedule " * 3 if p == 2 else "harbour tariff " if p in (4, 5) and i == 0 else "")
+            + f"filler {p}.{i} "
+            + "words " * 40
+            for i in range(6)
+        )
+        for p in range(7)
+    ]
+    (tmp_path / "paged.txt").write_text("\n\f".join(pages))
+    parsed = TextReader().parse(load_artifact(Roots((tmp_path,)).resolve("paged.txt")), passage_chars=300)
+    ranking = LocatorSet().get("bm25").rank(parsed, build_query(["harbour tariff schedule"], []))
+
+    def pages_of(form: str) -> list[int | None]:
+        spans = plan_exposure(parsed, ranking, form, 1_000)  # type: ignore[arg-type]
+        return [parsed.lines.page_of(s.start) for s in spans]
+
+    assert set(pages_of("snippets")) == {3}  # the best page's passages fill the budget
+    spread = pages_of("pages")
+    assert spread[0] == 3 and set(spread) == {3, 5, 6}  # each page's best first, in rank order
+    assert sum(s.end - s.start for s in plan_exposure(parsed, ranking, "pages", 1_000)) <= 1_000
 
 
 def test_a_small_file_already_sent_whole_is_named_not_resent(tmp_path: Path) -> None:

@@ -91,7 +91,7 @@ def test_calibration_on_the_development_sets(tmp_path: Path, tatqa: Path) -> Non
     lexical_only.semantic = False  # the dense methods are exercised in test_dense.py; here, speed
     selector = calibrate(data, locators=lexical_only)
     group = selector.groups["markdown|<=8k|selective fact"]
-    forms = ("snippets", "windows", "context")
+    forms = ("snippets", "windows", "context", "pages")
     assert set(group) == {f"{m} x {f}" for m in ("lexical", "bm25") for f in forms} | {FULL_VIEW}
     assert group["bm25 x snippets"].trials >= MIN_REQUESTS and group[FULL_VIEW].successes == group[FULL_VIEW].trials
     # Calibration sees one half of the requests; the benchmark scores the other.

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from ..readers.base import ParsedArtifact
 from ..vocabulary import ExposureForm
 
-EXPOSURE_FORMS: tuple[ExposureForm, ...] = ("snippets", "windows", "context")
+EXPOSURE_FORMS: tuple[ExposureForm, ...] = ("snippets", "windows", "context", "pages")
 
 #: Passages scoring below this share of the best one are not worth exposing.
 RELATIVE_CUTOFF = 0.35
@@ -54,6 +54,8 @@ def plan_exposure(
         return _windows(parsed, ranked, max_chars, skip)
     if form == "context":
         return _in_context(parsed, _snippets(parsed, ranked, max_chars, skip), max_chars, skip)
+    if form == "pages":
+        return _snippets(parsed, _one_per_region(parsed, ranked), max_chars, skip)
     return _snippets(parsed, ranked, max_chars, skip)
 
 
@@ -95,6 +97,18 @@ def _snippets(
         spans.append(Span(passage.start, passage.end, score, index))
         used += size
     return spans
+
+
+def _one_per_region(parsed: ParsedArtifact, ranked: list[tuple[int, float]]) -> list[tuple[int, float]]:
+    """The ranking with each region's best passage first (in rank order), then the others in rank order."""
+    region = regions(parsed)
+    seen: set[int] = set()
+    first: list[tuple[int, float]] = []
+    rest: list[tuple[int, float]] = []
+    for index, score in ranked:
+        (rest if region[index] in seen else first).append((index, score))
+        seen.add(region[index])
+    return first + rest
 
 
 def _windows(

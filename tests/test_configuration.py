@@ -45,8 +45,8 @@ def test_the_text_round_trips() -> None:
 def test_unknown_names_are_refused_with_the_real_choices() -> None:
     with pytest.raises(ConfigError, match=r"unknown method 'grep'.*bm25"):
         Configuration.parse("grep x snippets")
-    with pytest.raises(ConfigError, match=r"unknown exposure form 'pages'.*windows"):
-        Configuration.parse("bm25 x pages")
+    with pytest.raises(ConfigError, match=r"unknown exposure form 'chapters'.*windows"):
+        Configuration.parse("bm25 x chapters")
     with pytest.raises(ConfigError, match="ranks nothing"):
         _ = FULL_VIEW.location
 
@@ -56,7 +56,10 @@ def test_every_declared_configuration_names_methods_the_locators_or_its_reader_r
     locators.semantic = True  # every method this code can build, with or without the extra installed
     # The vocabulary of location methods is what the locators build, no more and no less.
     assert set(get_args(LocationMethod)) == set(locators.available)
-    assert set(get_args(ExposureForm)) <= {c.form for group in Selector.load().groups.values() for c in group}
+    # Every exposure form the shipped table names exists; `pages` is measured by the location ablation
+    # (bench/location_ablation.py) and not calibrated into the table, the only one left out.
+    in_table = {c.form for group in Selector.load().groups.values() for c in group}
+    assert set(get_args(ExposureForm)) - in_table == {"pages"}
     declared = every_declared()
     assert {reader for reader, _ in declared} == {r.name for r in default_registry().readers}
     for reader, configuration in declared:

@@ -8,7 +8,7 @@ from ..files.anchors import Target
 from ..gate.delivery import Delivery, Extras
 from ..gate.route import Route
 from ..models import Intent
-from ..protocol.intents import continuation_note, continued_intent, is_empty, located_part, says_what_to_locate
+from ..protocol.intents import continued_intent, is_empty, located_part, says_what_to_locate
 from ..protocol.session import Session
 from ..readers.base import ParsedArtifact
 from ..vocabulary import Action, View
@@ -64,9 +64,9 @@ def intent_on(
     state its own (a claim to verify) continues nothing."""
     adopt_intent(session, stated)
     earlier = session.goals.get(path) if continues else None
-    intent = continued_intent(stated, earlier)
+    intent, note = continued_intent(stated, earlier)
     session.remember_goal(path, located_part(intent))
-    return intent, continuation_note(stated, earlier)
+    return intent, note
 
 
 def opening_extras(scope: str, invalidated: list[str], continued: str | None) -> Extras:

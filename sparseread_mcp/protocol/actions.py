@@ -19,7 +19,7 @@ from ..readers.base import ParsedArtifact
 from ..select.figures import page_of_figures
 from ..vocabulary import ExposureForm
 from .claims import decide
-from .coverage import GOAL_SLOT, PARTIAL_SUPPORT, relevance, support
+from .coverage import GOAL_SLOT, PARTIAL_SUPPORT, slot_weights, support
 from .intents import query_for
 from .session import Episode
 
@@ -108,12 +108,16 @@ def collect(
 
     per_slot: list[list[Candidate]] = []
     text = parsed.artifact.text
+    weights = {slot.id: slot_weights(parsed, slot) for slot in slots}  # each slot's words by their rarity here
     for slot in slots:
         ranking = locator.rank(parsed, query_for(intent, slot_id=slot.id if intent.slots else None))
         spans = plan_exposure(parsed, ranking, form, share, skip=taken)
-        if max((relevance(parsed, slot, text[span.start : span.end]) for span in spans), default=0.0) < PARTIAL_SUPPORT:
+        if (
+            max((support(slot, text[span.start : span.end], weights[slot.id]) for span in spans), default=0.0)
+            < PARTIAL_SUPPORT
+        ):
             spans = []  # nothing relevant: the slot is missing, and no filler stands for it
-        found = [_span_candidate(parsed, span, slots, found_for=slot.id) for span in spans]
+        found = [_span_candidate(parsed, span, slots, found_for=slot.id, weights=weights) for span in spans]
         chosen.extend(found)
         per_slot.append(found)
     # Interleave: every slot's best span comes before any slot's second.
@@ -127,15 +131,21 @@ def candidates_of(parsed: ParsedArtifact, ranking: list[tuple[int, float]], inte
 
 
 def _span_candidate(
-    parsed: ParsedArtifact, span: Span, slots: list[Slot], *, found_for: str | None = None
+    parsed: ParsedArtifact,
+    span: Span,
+    slots: list[Slot],
+    *,
+    found_for: str | None = None,
+    weights: dict[str, dict[str, float]] | None = None,
 ) -> Candidate:
-    """A span as a candidate, tagged with the slots its text supports; in a collect (`found_for`), the
-    slot it was found for first, then the others its text supports by their words' rarity here."""
+    """A span as a candidate, tagged with the slots its text supports; in a collect (`found_for`, with each
+    slot's `weights`), the slot it was found for first, then the others its text supports by their words'
+    rarity here."""
     text = parsed.artifact.text[span.start : span.end]
-    if found_for is None:
+    if found_for is None or weights is None:
         tags = tag_slots(text, slots)
     else:
-        others = (s.id for s in slots if s.id != found_for and relevance(parsed, s, text) >= PARTIAL_SUPPORT)
+        others = (s.id for s in slots if s.id != found_for and support(s, text, weights[s.id]) >= PARTIAL_SUPPORT)
         tags = (found_for, *others)
     return Candidate(start=span.start, end=span.end, score=span.score, slots=tags, passage=span.passage)
 

@@ -79,11 +79,6 @@ def slot_weights(parsed: ParsedArtifact, slot: Slot) -> dict[str, float]:
     return {term: index.rarity(term) or unseen for term in slot_terms(slot)}
 
 
-def relevance(parsed: ParsedArtifact, slot: Slot, text: str) -> float:
-    """`support` with the slot's words weighted by their rarity in this file."""
-    return support(slot, text, slot_weights(parsed, slot))
-
-
 def status_of(best: float, has_items: bool) -> SlotStatus:
     if has_items and best >= FOUND_SUPPORT:
         return "found"

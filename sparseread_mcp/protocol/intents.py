@@ -20,25 +20,22 @@ CONTINUED = ("goal", "slots", "needles", "want", "coverage")
 QUOTED_GOAL_CHARS = 80
 
 
-def continued_intent(call: Intent | None, earlier: Intent | None) -> Intent | None:
-    """The intent a call reads with: its own, or, when it states no goal (and no query), the latest located
-    intent on the same file or folder (`earlier`) with the call's own fields over it. A call never takes
-    another file's goal: the caller passes only this path's."""
+def continued_intent(call: Intent | None, earlier: Intent | None) -> tuple[Intent | None, str | None]:
+    """The intent a call reads with, and the note that says which goal it continued (None when it
+    continued none): its own, or, when it states no goal (and no query), the latest located intent on the
+    same file or folder (`earlier`) with the call's own fields over it. A call never takes another file's
+    goal: the caller passes only this path's."""
     if earlier is None or _states_its_own(call):
-        return call
+        return call, None
     fields = {k: v for k, v in earlier.model_dump().items() if k in CONTINUED}
     if call is not None:
         fields.update({k: v for k, v in call.model_dump().items() if v is not None})
-    return Intent.model_validate(fields)
-
-
-def continuation_note(call: Intent | None, earlier: Intent | None) -> str | None:
-    """What the answer says when it continued an earlier goal (which one), else None."""
-    if earlier is None or _states_its_own(call) or not says_what_to_locate(earlier):
-        return None
+    if not says_what_to_locate(earlier):
+        return Intent.model_validate(fields), None
     objective = objective_of(earlier)
     quoted = objective if len(objective) <= QUOTED_GOAL_CHARS else objective[: QUOTED_GOAL_CHARS - 3] + "..."
-    return f'continuing your latest goal on this file: "{quoted}" (state a goal to change it)'
+    note = f'continuing your latest goal on this file: "{quoted}" (state a goal to change it)'
+    return Intent.model_validate(fields), note
 
 
 def _states_its_own(call: Intent | None) -> bool:

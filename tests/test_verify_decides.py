@@ -141,3 +141,37 @@ async def test_a_paraphrased_claim_comes_with_the_passage_that_decides_it_and_is
         shown = [item["text"] for item in answer["items"]]
         assert any("45 days in a row" in text for text in shown), shown
     assert false["verification"]["status"] != "supported"
+
+
+def _history_text() -> str:
+    """A long history where the year 1987 is the answer in one long paragraph and a coincidence in short ones."""
+    filler = " ".join(f"The committee met on day {d} to review routine matters of the harbour." for d in range(1, 40))
+    paragraphs = [filler]
+    for n in range(12):
+        paragraphs.append(f"Ledger entry {n}: the 1987 inventory of the warehouse listed 1987 crates of rope.")
+        paragraphs.append(filler.replace("harbour", f"quay {n}"))
+    paragraphs.insert(
+        9,
+        "The lighthouse keeper Amelia Stroud, after decades of service on the northern cape and two storms that "
+        "destroyed the old tower, finally received the royal medal of the coastguard in 1987, the year the new "
+        "lamp was lit and the cape road opened to carriages for the first time since the flood.",
+    )
+    return "\n\n".join(paragraphs) + "\n"
+
+
+async def test_a_short_claim_is_confirmed_where_the_agent_read_it_not_at_a_coincidence(tmp_path: Path) -> None:
+    """The answer "1987" is in the passage the focus sent, and in a dozen short ledger lines that BM25 ranks
+    higher for the bare number: the verdict cites the passage the agent read, and sends nothing again."""
+    (tmp_path / "history.txt").write_text(_history_text())
+    with anyio.fail_after(120):
+        async with _client(tmp_path) as client:
+            goal = {"goal": "when did Amelia Stroud receive the medal"}
+            read = await call(client, "sro_read", {"target": "history.txt", "intent": goal})
+            received = [item for item in read["items"] if "Amelia Stroud" in item["text"]]
+            verdict = await _verify(client, "history.txt", "1987")
+    assert received, read
+    assert verdict["verification"]["status"] == "supported", verdict
+    line = _first_line(verdict["verification"]["pointer"])
+    assert _first_line(received[0]["pointer"]) <= line, (verdict, received)
+    assert "medal" in _history_text().splitlines()[line - 1]
+    assert "items" not in verdict, verdict  # the passage is the agent's already: named, not resent

@@ -202,7 +202,7 @@ class FileAnswers:
             return anchored_pack(read.delivery, start, end, read.extras)
         if read.intent is None or not read.intent.goal:
             raise IntentError("verify needs a claim in intent.goal, or a pointer target path@rev#anchor")
-        cands, verification = actions.verify_claim(read.parsed, read.intent.goal, self.locator)
+        cands, verification = actions.verify_claim(read.parsed, read.intent.goal, self.locator, held=read.delivery.held)
         # Only the passages the verdict rests on: those this session already received (a collect's items,
         # a page of a full view) are named, not sent again (deliver_sparse), and none comes in their place.
         extras = replace(read.extras, verification=verification)

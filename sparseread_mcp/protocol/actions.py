@@ -301,9 +301,11 @@ def _undelivered(text: str, episode: Episode, start: int, end: int) -> list[tupl
     return trimmed
 
 
-def verify_claim(parsed: ParsedArtifact, claim: str, locator: Locator) -> tuple[list[Candidate], Verification]:
+def verify_claim(
+    parsed: ParsedArtifact, claim: str, locator: Locator, *, held: Callable[[int, int], bool] | None = None
+) -> tuple[list[Candidate], Verification]:
     """The passages that decide a claim (or come closest) and the verdict: see protocol/claims.py."""
-    return decide(parsed, claim, locator)
+    return decide(parsed, claim, locator, held=held)
 
 
 def _top(

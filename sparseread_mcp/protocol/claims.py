@@ -13,6 +13,7 @@ of what the claim says. Word overlap alone never decides.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..deadline import checkpoint
@@ -27,6 +28,8 @@ from .closest import Place, closest_places, shown_span
 
 #: Passages (by BM25 rank) whose neighbourhoods are searched for a stretch that decides the claim.
 CANDIDATES = 8
+#: How far down the ranking a passage the agent already holds is looked for (see `decide`'s `held`).
+HELD_LOOKUP = 400
 #: Passages returned with a verdict: the deciding one and the next closest (every token is paid again later).
 MAX_ITEMS = 2
 #: Places shown for an undecided claim: short windows, so three cost about what two passages did.
@@ -120,10 +123,25 @@ class Decision:
     span: tuple[int, int]
 
 
-def decide(parsed: ParsedArtifact, claim_text: str, locator: Locator) -> tuple[list[Candidate], Verification]:
-    """The verdict on a claim and the passages that decide it (or come closest), best first."""
+def decide(
+    parsed: ParsedArtifact,
+    claim_text: str,
+    locator: Locator,
+    *,
+    held: Callable[[int, int], bool] | None = None,
+) -> tuple[list[Candidate], Verification]:
+    """The verdict on a claim and the passages that decide it (or come closest), best first.
+
+    `held(start, end)`: whether the agent already received that span. The passages it holds are searched
+    first: a claim is most likely written from what was read, and a short claim ("2015") is supported in
+    many places, of which the one the agent read is the one to cite, not the first that BM25 ranks."""
     claim = parse_claim(claim_text)
     ranking = locator.rank(parsed, build_query([claim_text], []))
+    searched = ranking[:CANDIDATES]
+    if held is not None:
+        passages = parsed.passages
+        mine = [r for r in ranking[:HELD_LOOKUP] if held(passages[r[0]].start, passages[r[0]].end)][:CANDIDATES]
+        searched = mine + [r for r in searched if r not in mine]
     text = parsed.artifact.text
     scales = doc_scales(text)
     total = len(claim.words) + len(claim.numbers)
@@ -132,7 +150,7 @@ def decide(parsed: ParsedArtifact, claim_text: str, locator: Locator) -> tuple[l
     limit = max(200, 3 * len(claim_text))
     regions: list[tuple[int, int, int]] = []  # (passage index, region start, region end)
     last = len(parsed.passages) - 1
-    for index, _score in ranking[:CANDIDATES]:
+    for index, _score in searched:
         regions.append((index, parsed.passages[max(0, index - 1)].start, parsed.passages[min(last, index + 1)].end))
     closest: list[tuple[float, int, Stretch | None]] = []
     contradiction: Decision | None = None

@@ -1,7 +1,7 @@
 """What goes on the wire: the one serialization every answer is sent and counted in, so a budget measured
 here is the budget the agent pays.
 
-An answer says only what carries information (protocol 4):
+An answer says only what carries information (protocol 5):
 
 - no `null`, empty or default-valued field: an absent list is empty, an absent flag is its default
   (`generated`, `truncated`, `closed`, `stale` false; `outline_complete` true), an absent number is 0;
@@ -17,11 +17,10 @@ An answer says only what carries information (protocol 4):
   simply the slots whose coverage is not `found`; fingerprints are sent as their first 12 hex digits, as
   pointers carry them;
 - no `view` when it is `snippets`, no `action` when it is `focus`; no `gate` and no `scope` for an
-  ordinary sparse batch (an absent gate is the decision `sparse` for its routine reason, and `selection`,
-  when said, names reader and method; `gate_decision` reads it back); no item
-  `score` where the items come best first (their order says it);
-  `selection` only when the robust default answered (its configuration and measured `reliability`):
-  otherwise `scope` names the reader and the method, and the view the exposure form;
+  ordinary sparse batch (an absent gate is the decision `sparse` for its routine reason; `gate_decision`
+  reads it back); no item `score` where the items come best first (their order says it); no `selection`:
+  `scope`, when said, names the reader and the method, the view the exposure form, and when the robust
+  default answered, its `next` hint says how reliable it was measured to be (`low reliability 0.29: ...`);
 - an evidence pack's `episode` is its `id`, with its `artifact` (path, type, fingerprint) only where its
   items' pointers (with no items, its `already_delivered` ones) do not already name the file and version;
   its `objective` is the agent's own goal, not repeated (`sro_card` lists each episode's);
@@ -51,6 +50,7 @@ the model (Claude Code, OpenCode and Codex the structured copy), so neither may 
 Preview has no structured copy: it would carry the file a second time, escaped, and clients that prefer it
 would lose the raw block; every client passes text blocks on.
 
+Protocol 5 (from 4): no `selection` (the robust default's measured reliability is in its `next` hint).
 Protocol 3 (from 2): a native Preview is two text blocks with no structured copy; a verdict about a file
 held whole is its status and pointer alone. Protocol 4 (from 3): an ordinary sparse batch has no `gate`
 (it was `{"decision": "sparse"}`, the same on nearly every answer); an item whose pointer names its page
@@ -69,7 +69,7 @@ from .models import CompactResult, EvidencePack, Preview
 from .vocabulary import HELD_IN_SESSION
 
 #: The protocol these names and omissions define; stated in every Preview (`protocol`).
-PROTOCOL = 4
+PROTOCOL = 5
 #: Hex digits of a fingerprint on the wire: the prefix a `sha256:` pointer revision carries.
 FINGERPRINT_DIGITS = 12
 #: Anchors that state a line range; an item with one of them needs no separate `lines`.
@@ -344,14 +344,12 @@ def _defaults_and_routine_left_out(pack: dict[str, Any]) -> None:
     gate = pack.get("gate")
     if isinstance(gate, dict) and _ROUTINE_GATE.fullmatch(str(gate.get("reason", ""))):
         del gate["reason"]
-    selection = pack.get("selection")
-    if isinstance(selection, dict) and "reliability" not in selection:
-        del pack["selection"]  # reader and method are in `scope`, the exposure form is the view
-    elif isinstance(selection, dict):
-        selection.pop("reason", None)
+    # Reader and method are in `scope` (or the server's business in an ordinary batch), the exposure form
+    # is the view, and the robust default's reliability is in its `next` hint, in words and figure.
+    pack.pop("selection", None)
     ordinary = isinstance(gate, dict) and gate.get("decision") == DEFAULT_DECISION and "reason" not in gate
     if ordinary and items:
-        pack.pop("scope", None)  # an ordinary batch: `selection`, when said, names reader and method
+        pack.pop("scope", None)  # an ordinary batch: its items and coverage are the answer
     if ordinary:
         del pack["gate"]  # its decision is the default and its reason routine
     _one_slot_said_once(pack)

@@ -192,8 +192,9 @@ async def test_an_item_says_its_anchor_and_lines_once_in_its_pointer(tmp_path: P
     assert set(focus["episode"]) == {"id"}  # the pointers name the file and its version; the goal is ours
     # An ordinary sparse batch: the decision is the default and its reason routine, so no gate is said.
     assert "gate" not in focus and gate_decision(focus) == "sparse"
-    # `scope` names reader and method: a selection is said only for the robust default, with its reliability.
-    assert set(focus.get("selection", {"reliability": 1})) <= {"configuration", "reliability"}
+    # No selection: reader and method are the server's business; the robust default's reliability is a hint.
+    assert "selection" not in focus
+    assert all("reliability" in hint for hint in focus.get("next", []) if "view='full'" in hint)
     exposure = focus["exposure"]
     assert set(exposure) == {"chars", "E", "L", "L_tokens"} and exposure["E"] == exposure["chars"]
 

@@ -44,7 +44,8 @@ def located_pack(read: FileRead, *, selection: Policy, locators: LocatorSet, pas
     extras = replace(extras, selection=chosen)
     if choice.robust:
         low = choice.reliability is None or choice.reliability < TAU
-        why = "low reliability" if low else "reliability from other files"
+        measured = "" if choice.reliability is None else f" {choice.reliability:.2f}"
+        why = f"low reliability{measured}" if low else f"reliability{measured} from other files"
         extras = extras.hinted(f"{why}: if the evidence is not here, refine, add needles or view='full'")
     locator = locators.get(choice.configuration.location)
     form = choice.configuration.exposure

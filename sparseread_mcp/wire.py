@@ -37,7 +37,8 @@ An answer says only what carries information (protocol 5):
   full view is `L - E`. A Preview and a card episode name the full view's length `L` (and `L_tokens`) and
   a card episode its sparse characters so far `E`, the same way;
 - a verify answer about one claim: its `verification` (status, reason, pointer) without the claim's
-  `coverage`, and `already_delivered` without the verdict's own pointer;
+  `coverage`, and `already_delivered` without the verdict's own pointer (nor, when it is `supported`, the
+  held passage that pointer lies in: the pointer says where in it);
 - a `check` answer is its `result` alone (with `message` or `invalidated` when said): the counts and
   places are the answer, and nothing was delivered or charged;
 - a verify answer about a file the agent holds whole (`native_fit`, no items) is the verdict alone:
@@ -273,6 +274,29 @@ def _inside(pointer: str, windows: list[tuple[str, int, int]]) -> bool:
     return lines is not None and any(f == file and a <= lines[0] and lines[1] <= b for f, a, b in windows)
 
 
+#: An anchor's extent, columns included: `L12`, `L12-L18`, `L3:C5-C9`, `L3:C5-L4:C2`, `p3:L4-L9`.
+_EXTENT = re.compile(r"(?:p\d+:)?L(\d+)(?::C(\d+))?(?:-(?:L(\d+))?(?::?C(\d+))?)?")
+
+
+def _encloses(outer: str, inner: str) -> bool:
+    """Whether pointer `outer` names every character `inner` names, in the same file and version."""
+    if outer.rsplit("#", 1)[0] != inner.rsplit("#", 1)[0] or "#" not in outer or "#" not in inner:
+        return False
+    a, b = (_EXTENT.fullmatch(p.rsplit("#", 1)[1]) for p in (outer, inner))
+    if a is None or b is None:
+        return False
+
+    def bounds(m: re.Match[str]) -> tuple[tuple[int, int], tuple[int, float]]:
+        first, first_col, last, last_col = m.groups()
+        start = (int(first), int(first_col or 1))
+        end_line = int(last or first)
+        end_col: float = int(last_col) if last_col else (int(first_col) if first_col and not last else float("inf"))
+        return start, (end_line, end_col)
+
+    (outer_start, outer_end), (inner_start, inner_end) = bounds(a), bounds(b)
+    return outer_start <= inner_start and inner_end <= outer_end
+
+
 def _pointer_lines(pointer: str) -> tuple[int, int] | None:
     """The first and last line a pointer's anchor names (`#L12-L18`, `#p3:L4`), or None (also for an
     anchor with columns, which may begin or end outside an item that holds its lines)."""
@@ -312,9 +336,13 @@ def _held_passages_verdict(pack: dict[str, Any], verdict: dict[str, Any]) -> Non
     """About passages the agent already received in this session, the answer is the verdict and the
     passages' pointers (where in what it holds to look); a verdict other than `supported` keeps its
     reason and diff, which say what disagrees."""
+    pointer = str(verdict.get("pointer", ""))
+    inside = [p for p in pack.get("already_delivered", []) if p != pointer]
     if verdict.get("status") == "supported":
         verdict.pop("reason", None)
-    inside = [p for p in pack.get("already_delivered", []) if p != verdict.get("pointer")]
+        # The verdict's pointer says where, in a passage the agent holds, the claim stands: naming that
+        # passage again says nothing more.
+        inside = [p for p in inside if not _encloses(p, pointer)]
     _verdict_alone(pack)
     if inside:
         pack["already_delivered"] = inside

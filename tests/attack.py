@@ -13,6 +13,7 @@ from typing import Any
 
 import anyio
 import httpx
+from flow import answer_record
 from mcp import Client
 from test_mcp_transports import running_http_server
 
@@ -46,7 +47,7 @@ def hostile_server(root: Path, log_dir: Path, *extra: str) -> Iterator[str]:
 async def probe(url: str, other: Client, http: httpx.AsyncClient) -> None:
     result = await other.call_tool("sro_read", {"target": f"{PROBE_FILE}#L3"})
     health = await http.get(f"{url}/healthz")
-    assert not result.is_error and PROBE_MARK in str(result.structured_content), result
+    assert not result.is_error and PROBE_MARK in str(answer_record(result)), result
     assert health.status_code == 200, health.text
 
 

@@ -11,6 +11,17 @@ from mcp.types import TextContent
 from sparseread_mcp.wire import gate_decision, record_of
 
 
+def answer_record(result: Any) -> dict[str, Any] | None:
+    """The record a tool answer carries: its structured copy, or (texts sent as blocks of their own: a
+    native preview, items that span lines) the record its text blocks make; None for an error."""
+    if result.is_error:
+        return None
+    if result.structured_content is not None:
+        return dict(result.structured_content)
+    blocks = [b.text for b in result.content if isinstance(b, TextContent)]
+    return record_of(blocks) if blocks else None
+
+
 async def call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """Call a tool; over stateless HTTP, carry the reading session's handle from call to call."""
     handle = HANDLES.get(id(client))
@@ -18,9 +29,8 @@ async def call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str
         arguments = {**arguments, "session": handle}
     result = await client.call_tool(tool, arguments)
     assert not result.is_error, result.content
-    blocks = [b.text for b in result.content if isinstance(b, TextContent)]
-    # One JSON record, with its structured copy; or a native preview's frame and file, with none.
-    record = result.structured_content if len(blocks) == 1 else record_of(blocks)
+    # One JSON record, with its structured copy; or a frame and texts as blocks of their own, with none.
+    record = answer_record(result)
     assert record is not None
     if record.get("session"):
         HANDLES[id(client)] = record["session"]

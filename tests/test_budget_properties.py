@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
 from sparseread_mcp.errors import SparsereadError
-from sparseread_mcp.wire import wire_blocks, wire_json
+from sparseread_mcp.wire import wire_blocks
 
 _ROOT = Path(tempfile.mkdtemp(prefix="sparseread-budgets-"))
 (_ROOT / "manual.md").write_text(long_markdown(sections=30))
@@ -80,5 +80,5 @@ def test_no_response_exceeds_its_budget(
     except SparsereadError:
         return  # a clear refusal (budget too small, anchor out of range, ...) is an allowed answer
     assert pack.tokens <= budget
-    assert engine.counter.count(wire_json(pack)) <= budget
+    assert sum(engine.counter.count(b) for b in wire_blocks(pack)) <= budget
     assert pack.tokenizer == engine.counter.name and pack.truncated is False

@@ -209,7 +209,7 @@ def assert_read_without_git(seen: list[tuple[bool, str]], path: str) -> None:
     for _, text in seen:
         assert MARKER not in text
     plain, pointer = seen[0], seen[1]
-    assert not plain[0] and f"'pointer': '{path}@sha256:" in plain[1]  # cited by content hash
+    assert not plain[0] and f'"pointer":"{path}@sha256:' in plain[1].replace("\\", "")  # cited by content hash
     assert pointer[0] and "read without git" in pointer[1] and "sha256" in pointer[1]  # refused, and why
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import anyio
 import pytest
+from flow import answer_record
 from mcp import Client
 
 from sparseread_mcp import Settings
@@ -38,8 +39,8 @@ def call(root: Path, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         async with Client(create_server(Settings(roots=(root,), inventory_max_files=FILE_CAP))) as client:
             with anyio.fail_after(60):  # a hang guard only
                 result = await client.call_tool(tool, arguments)
-        assert not result.is_error and result.structured_content is not None, result.content
-        return result.structured_content
+        assert not result.is_error and answer_record(result) is not None, result.content
+        return answer_record(result)
 
     return anyio.run(run)
 

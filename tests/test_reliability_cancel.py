@@ -12,6 +12,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from flow import answer_record
 from mcp import Client
 from slow_readers import EndlessReader, process_exists, started_pid
 
@@ -47,7 +48,7 @@ async def test_a_cancelled_call_stops_the_work_records_nothing_and_keeps_the_ses
     server = create_server(engine.settings, engine=engine)
     async with Client(server, mode=mode) as client:
         await client.call_tool("sro_read", {"target": "notes.md", "intent": {"goal": "ledger bounds"}})
-        before = (await client.call_tool("sro_card", {})).structured_content
+        before = answer_record(await client.call_tool("sro_card", {}))
         assert before is not None
 
         with anyio.fail_after(60):
@@ -65,11 +66,11 @@ async def test_a_cancelled_call_stops_the_work_records_nothing_and_keeps_the_ses
 
         # Nothing of the cancelled call was recorded, and the session is usable at once.
         with anyio.fail_after(30):
-            after = (await client.call_tool("sro_card", {})).structured_content
+            after = answer_record(await client.call_tool("sro_card", {}))
             again = await client.call_tool("sro_read", {"target": "notes.md#L3", "intent": {"goal": "marker"}})
         assert after == before
         assert "stuck.slow" not in str(after)
-        assert not again.is_error and "MARKER-7" in str(again.structured_content)
+        assert not again.is_error and "MARKER-7" in str(answer_record(again))
 
 
 @pytest.mark.anyio
@@ -90,4 +91,4 @@ async def test_a_parse_past_the_call_limit_is_killed_with_a_typed_error(tmp_path
     assert stuck.is_error
     text = stuck.content[0].text  # type: ignore[union-attr]
     assert "stuck.slow" in text and "2 s limit" in text and "internal error" not in text
-    assert not after.is_error and "MARKER-7" in str(after.structured_content)
+    assert not after.is_error and "MARKER-7" in str(answer_record(after))

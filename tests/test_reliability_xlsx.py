@@ -7,6 +7,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from flow import answer_record
 from mcp import Client
 
 from sparseread_mcp import ReadEngine, ReadRequest, Settings
@@ -134,8 +135,8 @@ async def test_over_the_mcp_surface_a_bomb_gets_its_card_and_a_tool_error(tmp_pa
         card = await client.call_tool("sro_preview", {"path": "huge.xlsx"})
         read = await client.call_tool("sro_read", {"target": "huge.xlsx", "intent": {"goal": "plan"}})
         search = await client.call_tool("sro_read", {"target": ".", "intent": {"needles": ["XLSX-MARK"]}})
-    assert not card.is_error and card.structured_content is not None
-    assert "declares 17,179,869,184 cells" in card.structured_content["reason"]
+    assert not card.is_error and answer_record(card) is not None
+    assert "declares 17,179,869,184 cells" in answer_record(card)["reason"]  # type: ignore[index]
     assert read.is_error and "SPARSEREAD_XLSX_MAX_CELLS" in read.content[0].text  # type: ignore[union-attr]
     assert "internal error" not in read.content[0].text  # type: ignore[union-attr]
-    assert not search.is_error and "notes.md" in str(search.structured_content)
+    assert not search.is_error and "notes.md" in str(answer_record(search))

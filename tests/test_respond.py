@@ -16,7 +16,7 @@ from sparseread_mcp.config import MIN_BUDGET_TOKENS
 from sparseread_mcp.gate.respond import fit_card, fit_pack, handle_reserve, shrink_pack
 from sparseread_mcp.protocol.card import build_card
 from sparseread_mcp.serve.server import _with_handle, create_server
-from sparseread_mcp.wire import wire_dict, wire_json
+from sparseread_mcp.wire import wire_blocks, wire_dict
 
 ACTIONS = ("scout", "focus", "collect", "refine", "verify")
 _SENTENCE = "The kiln fires at 1200 degrees on Tuesdays, and the glaze room closes at noon on Fridays for cleaning."
@@ -64,12 +64,12 @@ def test_every_action_and_view_answers_within_small_budgets(tmp_path: Path, targ
                 try:
                     preview = engine.preview(session, target, budget_tokens=budget)
                     assert preview.tokens <= budget
-                    assert engine.counter.count(wire_json(preview)) <= budget
+                    assert sum(engine.counter.count(b) for b in wire_blocks(preview)) <= budget
                     pack = engine.read(session, _request(target, action, view, budget))
                 except BudgetTooSmall:
                     assert budget < floor, f"{action}/{view} refused at {budget} though the card needs {floor}"
                     continue
-                assert pack.tokens <= budget and engine.counter.count(wire_json(pack)) <= budget
+                assert pack.tokens <= budget and sum(engine.counter.count(b) for b in wire_blocks(pack)) <= budget
                 assert pack.truncated is False
                 answered += 1
     assert answered  # the sweep did answer, not only refuse
@@ -148,7 +148,7 @@ def test_the_session_handle_fits_in_the_room_kept_for_it(tmp_path: Path) -> None
         card = engine.card("s", budget_tokens=budget, reserve_tokens=reserve)
         for answer in (pack, preview, card):
             sent = _with_handle(answer, handle, engine.counter)
-            assert engine.counter.count(wire_json(sent)) <= budget
+            assert sum(engine.counter.count(b) for b in wire_blocks(sent)) <= budget
 
 
 @pytest.mark.anyio

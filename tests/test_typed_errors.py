@@ -13,6 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
+from flow import answer_record
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client
@@ -161,7 +162,7 @@ async def test_a_name_holding_hash_or_at_is_read_and_never_shadows_another_files
         texts = [text for _, text in answers]
         assert "MARK-PLAIN" in texts[0] and "MARK-HASH" not in texts[0]
         assert "MARK-HASH" in texts[1] and "MARK-AT" in texts[2] and not answers[3][0].is_error
-        pointer = answers[1][0].structured_content["items"][0]["pointer"]  # type: ignore[index]
+        pointer = answer_record(answers[1][0])["items"][0]["pointer"]  # type: ignore[index]
         assert pointer.startswith("a.md#L1@sha256:"), pointer
         verified = await client.call_tool("sro_read", {"target": pointer, "action": "verify"})
     assert '"ok"' in assert_typed(verified, pointer) and "MARK-HASH" in assert_typed(verified, pointer)
@@ -304,7 +305,7 @@ async def test_a_file_its_reader_refuses_is_still_read_as_lines_and_the_refusal_
         last = MALFORMED[name].count(b"\n") + 1  # the file's lines, no more
         assert f"{name}#L1-L{last}" in refusal and "view='lines'" in refusal, refusal
         assert not anchored.is_error and marker in lines_text, lines_text
-        pointer = anchored.structured_content["items"][0]["pointer"]  # type: ignore[index]
+        pointer = answer_record(anchored)["items"][0]["pointer"]  # type: ignore[index]
         verified = await client.call_tool("sro_read", {"target": pointer, "action": "verify"})
     assert '"ok"' in assert_typed(verified, pointer)  # a pointer into the lines still verifies
 

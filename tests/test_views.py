@@ -9,7 +9,7 @@ import pytest
 from docs import long_markdown
 
 from sparseread_mcp import ReadEngine, ReadRequest, Settings
-from sparseread_mcp.wire import wire_json
+from sparseread_mcp.wire import wire_blocks
 
 
 def make(tmp_path: Path, kind: str) -> tuple[str, str]:
@@ -112,4 +112,4 @@ def test_tokenizer_choice_and_margin_are_reported_and_respected(tmp_path: Path) 
         engine = ReadEngine(Settings(roots=(tmp_path,), tokenizer=tokenizer, token_margin=margin))
         pack = engine.read("s", ReadRequest(target=name, view="full", budget_tokens=2000))
         assert pack.tokenizer == label and pack.tokens <= 2000
-        assert engine.counter.count(wire_json(pack)) <= 2000
+        assert sum(engine.counter.count(b) for b in wire_blocks(pack)) <= 2000

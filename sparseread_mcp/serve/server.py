@@ -302,12 +302,12 @@ def _result(model: BaseModel) -> CallToolResult:
     as the same structured copy. Claude Code, OpenCode and Codex give the model the structured copy when
     there is one, other clients the text: both are the record, so no client's model pays for more. Tools
     declare no output schema: no client shows one to the model, and the record leaves out empty fields
-    that a schema generated from the models would require. A native Preview is two text blocks and no
-    structured copy: its frame, then the whole file verbatim (every client passes text blocks on)."""
+    that a schema generated from the models would require. A native Preview, or items that span lines: the
+    frame, then the file or each such text verbatim as a block, and no structured copy (wire.py)."""
     record = wire_dict(model)
     blocks = record_blocks(record)
     content = [TextContent(type="text", text=block) for block in blocks]
-    if len(blocks) > 1:  # a native Preview: the file as its own block; a structured copy would escape it
+    if len(blocks) > 1:  # texts as blocks of their own: a structured copy would escape them
         return CallToolResult(content=content)
     return CallToolResult(content=content, structured_content=record)
 

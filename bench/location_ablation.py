@@ -14,6 +14,9 @@ whatever the passage size), and one thing changes at a time against the shipped 
   each off; the glossary and clauses are scored on the sets they were not written from;
 - dense reranking (hybrid: BM25 candidates fused with MiniLM-L6; dense) when the `semantic` extra loads,
   with the seconds per question beside the gain.
+- data-free replacements for the lists (bench/location_candidates.py: RM3 feedback, a page prior, the
+  document's title vocabulary, word coherence, the interrogative clause, pages of figures, their fusion, a
+  window with other pages), each family's parameter also chosen with one set held out.
 Baselines in the same run: plain BM25 snippets (passages by their own text, the question's own words) and
 one full read. A hit covers >= 80% of the gold characters; exposure is the median of characters returned;
 FinanceBench also counts a page hit (a returned passage on the gold page). Macro = mean over sets; the long
@@ -34,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.ablation_bench import patched
+from bench.location_candidates import candidate_rows, held_out, row_name
 from bench.sentence_windows import focus_in_sentences
 from sparseread_mcp import Settings
 from sparseread_mcp.engine import ReadEngine, ReadRequest
@@ -322,6 +326,7 @@ def variants(semantic: bool) -> list[Variant]:
             sets=contract_free,
         ),
     ]
+    found += [Variant(row_name(family, parameter), patches=patches) for family, parameter, patches in candidate_rows()]
     if semantic:
         found += [
             Variant("reranker: hybrid MiniLM-L6 x context", configuration="hybrid x context", sets=(*LONG, PDF)),
@@ -416,6 +421,15 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, Json]]:
         print(f"  {variant.name}: {time.perf_counter() - started:.0f} s", flush=True)
         if args.json:
             args.json.write_text(json.dumps(table, indent=1))
+    for family in dict.fromkeys(family for family, _, _ in candidate_rows()):
+        row, chosen = held_out(table, family, PDF)
+        if (
+            row
+            and len({*chosen.values()}) > 0
+            and len([n for n in table if n.startswith(f"candidate: {family} (")]) > 1
+        ):
+            table[f"candidate: {family}, held out (chosen on the other sets)"] = row
+            print(f"  {family}, held out: " + ", ".join(f"{c}: {p}" for c, p in chosen.items()))
     print("\n".join(report(table)))
     return table
 

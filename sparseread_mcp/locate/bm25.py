@@ -73,13 +73,19 @@ def _passage_corpus(parsed: ParsedArtifact) -> Bm25Corpus:
     )
 
 
+def passage_scores(parsed: ParsedArtifact, query: Query) -> np.ndarray:
+    """BM25's score of every passage for the query's terms (empty when no term is in the vocabulary); the
+    one step `bench/location_candidates.py` swaps for the query-expansion and term-weighting candidates."""
+    return passage_index(parsed).scores(concept_terms(parsed, query))
+
+
 class Bm25Locator:
     name = "bm25"
 
     def rank(self, parsed: ParsedArtifact, query: Query) -> list[tuple[int, float]]:
         if not parsed.passages:
             return []
-        scores = passage_index(parsed).scores(concept_terms(parsed, query))
+        scores = passage_scores(parsed, query)
         hits = needle_hits(parsed, query)
         ranked: dict[int, float] = {}
         if scores.size:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from flow import answer_record
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -235,8 +236,8 @@ async def test_sro_compact_over_mcp(tmp_path: Path) -> None:
         result = await client.call_tool(
             "sro_compact", {"messages": original, "min_interactions": 2, "min_tokens": 200, "keep_last": 2}
         )
-    assert not result.is_error and result.structured_content is not None
-    body = result.structured_content
+    assert not result.is_error and answer_record(result) is not None
+    body = answer_record(result)
     assert body["tokens_after"] < body["tokens_before"] and body["format"] == "openai"
     assert validate(load(body["messages"])) is None
     assert any(span["committed"] for span in body["plan"])

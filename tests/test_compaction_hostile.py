@@ -13,6 +13,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from flow import answer_record
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -91,8 +92,8 @@ async def test_user_text_next_to_a_tool_result_survives_sro_compact(tmp_path: Pa
     async with Client(create_server(Settings(roots=(tmp_path,)))) as client:
         with anyio.fail_after(60):
             result = await client.call_tool("sro_compact", {"messages": original, **ARGS})
-    assert not result.is_error and result.structured_content is not None
-    body = result.structured_content
+    assert not result.is_error and answer_record(result) is not None
+    body = answer_record(result)
     assert any(span["committed"] for span in body["plan"]), body["plan"]  # the mixed messages were compacted
     assert body["tokens_after"] < body["tokens_before"]
     assert user_blocks(body["messages"]) == user_blocks(original)
@@ -224,8 +225,8 @@ async def test_sro_compact_of_a_hostile_tool_result_answers_in_time(tmp_path: Pa
         with anyio.fail_after(120):
             result = await client.call_tool("sro_compact", {"messages": original, **ARGS})
     assert not result.is_error, result.content
-    assert result.structured_content is not None
-    assert result.structured_content["tokens_after"] <= result.structured_content["tokens_before"]
+    assert answer_record(result) is not None
+    assert answer_record(result)["tokens_after"] <= answer_record(result)["tokens_before"]
 
 
 def _heavy() -> list[dict[str, object]]:

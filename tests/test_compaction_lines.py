@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from flow import answer_record
 from mcp import Client
 
 from sparseread_mcp import Settings, compact_history
@@ -178,8 +179,8 @@ async def test_sro_compact_shortens_old_results_and_keeps_the_calls(tmp_path: Pa
     async with Client(create_server(Settings(roots=(tmp_path,)))) as client:
         result = await client.call_tool("sro_compact", {"messages": original})
         spans = await client.call_tool("sro_compact", {"messages": original, "mode": "spans"})
-    assert not result.is_error and result.structured_content is not None
-    body = result.structured_content
+    assert not result.is_error and answer_record(result) is not None
+    body = answer_record(result)
     assert body["tokens_after"] < body["tokens_before"] and validate(load(body["messages"])) is None
     edit = json.loads(body["messages"][6]["tool_calls"][0]["function"]["arguments"])
     assert edit["new_str"] == NEW_STR

@@ -23,6 +23,7 @@ import httpx
 import httpx2
 import pytest
 import uvicorn
+from flow import answer_record
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from test_mcp_transports import running_http_server
@@ -314,7 +315,7 @@ async def test_one_clients_compaction_never_waits_behind_anothers(tmp_path: Path
                 tasks.cancel_scope.cancel()
             finally:
                 engine.release.set()
-    assert not answer.is_error and answer.structured_content is not None, _text(answer)
+    assert not answer.is_error and answer_record(answer) is not None, _text(answer)
     assert still_running
 
 

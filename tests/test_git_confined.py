@@ -8,6 +8,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from flow import answer_record
 from mcp import Client
 
 from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
@@ -199,7 +200,7 @@ def answers_over_mcp(root: Path, target: str, second: str) -> list[tuple[bool, s
             with anyio.fail_after(60):  # a hang guard only
                 for arguments in calls:
                     result = await client.call_tool("sro_read", arguments)
-                    out.append((result.is_error, f"{result.structured_content} {result.content}"))
+                    out.append((result.is_error, f"{answer_record(result)} {result.content}"))
         return out
 
     return anyio.run(run)

@@ -38,7 +38,7 @@ def runs(tmp_path: Path) -> Path:
 
 
 def _text(result: object) -> str:
-    return result.content[0].text  # type: ignore[attr-defined, no-any-return]
+    return "\n".join(block.text for block in result.content)  # type: ignore[attr-defined]
 
 
 def _typed_stop(text: str) -> bool:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from flow import answer_record
 from mcp import Client
 
 from sparseread_mcp import Intent, IntentError, ReadEngine, ReadRequest, Settings
@@ -65,7 +66,7 @@ def test_sql_building_a_huge_string_gets_a_typed_error_within_the_call_limit(tmp
                 after = await client.call_tool(
                     "sro_read", {"target": "t.csv", "intent": {"query": "SELECT count(*) FROM data"}}
                 )
-        assert after.structured_content is not None and after.structured_content["result"]["value"] == 3
+        assert answer_record(after) is not None and answer_record(after)["result"]["value"] == 3
         assert attack.is_error
         return str(attack.content[0].text)  # type: ignore[union-attr]
 

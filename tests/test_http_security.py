@@ -8,6 +8,7 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
+from flow import answer_record
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from test_mcp_transports import running_http_server
@@ -54,4 +55,4 @@ async def test_the_official_client_works_with_the_token(guarded: str) -> None:
             Client(streamable_http_client(f"{guarded}/mcp", http_client=http)) as client,
         ):
             result = await client.call_tool("sro_read", {"target": "notes.md", "view": "full"})
-    assert not result.is_error and "SECURE-MARK" in str(result.structured_content)
+    assert not result.is_error and "SECURE-MARK" in str(answer_record(result))

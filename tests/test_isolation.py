@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 import pytest
 from attack import hostile_server, typed, under_attack
+from flow import answer_record
 from hostile_files import (
     backtracking_gitignore,
     every_other_line_edited,
@@ -157,4 +158,4 @@ async def test_a_worker_that_a_hostile_pdf_filled_is_not_reused_for_the_next_fil
             hostile = await client.call_tool("sro_preview", {"path": "fanout.pdf"})
             after = [await client.call_tool("sro_read", {"target": "probe.md#L3"}) for _ in range(3)]
     assert hostile.is_error
-    assert all(not r.is_error and "PROBE-MARK-7" in str(r.structured_content) for r in after), after
+    assert all(not r.is_error and "PROBE-MARK-7" in str(answer_record(r)) for r in after), after

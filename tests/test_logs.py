@@ -10,6 +10,8 @@ from pathlib import Path
 
 from docs import long_markdown
 
+from sparseread_mcp.wire import record_of
+
 
 def rpc(id_: int | None, method: str, params: dict[str, object]) -> str:
     message: dict[str, object] = {"jsonrpc": "2.0", "method": method, "params": params}
@@ -60,7 +62,7 @@ def test_stdout_carries_only_json_rpc_and_logs_are_json_lines_on_stderr(tmp_path
     by_id = {r["id"]: r for r in replies if "id" in r}
     assert {1, 2, 3, 4} <= set(by_id)
     assert "result" in by_id[3], (by_id[3], stderr[-3000:])
-    assert by_id[3]["result"]["structuredContent"]["items"]
+    assert record_of([block["text"] for block in by_id[3]["result"]["content"]])["items"]
     assert by_id[4]["result"]["isError"]
     logs = [json.loads(line) for line in stderr.splitlines() if line.strip()]
     assert logs, "DEBUG logging produced no records"

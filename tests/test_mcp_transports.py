@@ -12,7 +12,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from flow import reading_flow
+from flow import answer_record, reading_flow
 from mcp import Client, StdioServerParameters
 
 from sparseread_mcp import Settings
@@ -112,8 +112,8 @@ async def test_http_sessions_do_not_share_reading_state(
     with anyio.fail_after(60):
         async with Client(http_server, mode="legacy") as first, Client(http_server, mode="legacy") as second:
             await first.call_tool("sro_read", {"target": path, "intent": {"goal": "total revenue"}})
-            mine = (await first.call_tool("sro_card", {})).structured_content
-            theirs = (await second.call_tool("sro_card", {})).structured_content
+            mine = answer_record(await first.call_tool("sro_card", {}))
+            theirs = answer_record(await second.call_tool("sro_card", {}))
     assert mine is not None and theirs is not None
     assert mine["session_intent"]["goal"] == "total revenue" and mine["episodes"]
     assert "session_intent" not in theirs and "episodes" not in theirs  # none: left out
@@ -126,10 +126,10 @@ async def test_stateless_http_clients_never_share_a_reading_session(
     with anyio.fail_after(60):
         async with Client(http_server) as first, Client(http_server) as second:
             opened = await first.call_tool("sro_read", {"target": path, "intent": {"goal": "total revenue"}})
-            handle = opened.structured_content["session"]  # type: ignore[index]
+            handle = answer_record(opened)["session"]  # type: ignore[index]
             assert handle.startswith("rs-")
-            mine = (await first.call_tool("sro_card", {"session": handle})).structured_content
-            theirs = (await second.call_tool("sro_card", {})).structured_content
+            mine = answer_record(await first.call_tool("sro_card", {"session": handle}))
+            theirs = answer_record(await second.call_tool("sro_card", {}))
             forged = await second.call_tool("sro_card", {"session": "not-a-handle"})
     assert mine is not None and mine["session_intent"]["goal"] == "total revenue" and mine["episodes"]
     assert theirs is not None and "session_intent" not in theirs and "episodes" not in theirs

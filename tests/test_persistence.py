@@ -9,6 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 from docs import long_markdown
+from flow import answer_record
 from mcp import Client, StdioServerParameters
 from test_mcp_transports import installed_command
 
@@ -45,13 +46,13 @@ async def test_a_killed_server_restarts_with_its_evidence_records(tmp_path: Path
     with anyio.fail_after(60):
         async with Client(StdioServerParameters(command=installed_command(), args=args)) as client:
             result = await client.call_tool("sro_read", {"target": "manual.md", "intent": {"goal": "violin lantern"}})
-            pointers = [i["pointer"] for i in result.structured_content["items"]]  # type: ignore[index]
+            pointers = [i["pointer"] for i in answer_record(result)["items"]]  # type: ignore[index]
     # Kill a second server hard mid-life: what it committed must still be readable afterwards.
     with subprocess.Popen([installed_command(), *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE) as process:
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=10)
     with anyio.fail_after(60):
         async with Client(StdioServerParameters(command=installed_command(), args=args)) as client:
-            card = (await client.call_tool("sro_card", {})).structured_content
+            card = answer_record(await client.call_tool("sro_card", {}))
     assert card is not None and card["session_intent"]["goal"] == "violin lantern"
     assert set(pointers) <= set(card["pointers"])

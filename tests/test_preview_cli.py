@@ -9,6 +9,7 @@ import random
 from pathlib import Path
 
 import pytest
+from flow import answer_record
 from mcp import Client
 
 from sparseread_mcp import Settings
@@ -95,7 +96,7 @@ async def test_the_outline_finds_the_sections_of_plain_text_manuals_and_generate
     manuals: Path, name: str
 ) -> None:
     async with Client(create_server(Settings(roots=(manuals,)))) as client:
-        preview = (await client.call_tool("sro_preview", {"path": name})).structured_content
+        preview = answer_record(await client.call_tool("sro_preview", {"path": name}))
         assert preview is not None and preview["route"] == "sparse", "each fixture is long enough to read sparsely"
         outline = [(entry.get("level", 1), entry["title"]) for entry in preview["outline"]]
         assert outline == EXPECTED[name]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from flow import answer_record
 from mcp import Client
 
 from sparseread_mcp import Settings
@@ -43,8 +44,8 @@ def test_projections_beyond_the_quota_prune_the_oldest_and_stay_under_it(tmp_pat
             with anyio.fail_after(120):  # a hang guard only
                 for name in names:
                     result = await client.call_tool("sro_read", {"target": name, "view": "projection"})
-                    assert not result.is_error and result.structured_content is not None
-                    written.append((str(result.structured_content["result"]["value"]), used(folder)))
+                    assert not result.is_error and answer_record(result) is not None
+                    written.append((str(answer_record(result)["result"]["value"]), used(folder)))
                 huge = await client.call_tool("sro_read", {"target": "huge.csv", "view": "projection"})
                 assert huge.is_error
                 refusal = str(huge.content[0].text)  # type: ignore[union-attr]

@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 import pytest
 from docs import long_markdown
+from flow import answer_record
 from mcp import Client
 from test_mcp_transports import running_http_server
 from test_redis_store import running_redis
@@ -37,8 +38,8 @@ def replicas(tmp_path: Path) -> Iterator[tuple[str, str, Path]]:
 async def call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     result = await client.call_tool(tool, arguments)
     assert not result.is_error, result.content
-    assert result.structured_content is not None
-    return result.structured_content
+    assert answer_record(result) is not None
+    return answer_record(result)
 
 
 def entries(cache: Path) -> dict[Path, int]:

@@ -19,6 +19,7 @@ import anyio
 import httpx
 import pytest
 from conftest import REPO
+from flow import answer_record
 from mcp import Client
 from test_mcp_transports import running_http_server
 
@@ -103,6 +104,6 @@ def test_an_oversized_request_body_is_refused_before_parsing(served: tuple[str, 
         with anyio.fail_after(60):
             async with Client(f"{url}/mcp") as client:
                 result = await client.call_tool("sro_read", {"target": "doc1.md#L1", "intent": {"goal": "x" * 1000}})
-        return str(result.structured_content)
+        return str(answer_record(result))
 
     assert "Document 1" in anyio.run(a_normal_call)

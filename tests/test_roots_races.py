@@ -10,6 +10,7 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 import pytest
+from flow import answer_record
 from mcp import Client
 
 from sparseread_mcp import Intent, OutsideRoots, ReadEngine, ReadRequest, Settings
@@ -239,25 +240,25 @@ def test_through_the_mcp_client_no_answer_carries_outside_text_during_a_race(lay
                         {"target": "victim.txt", "intent": {"needles": ["secret"]}},
                     ):
                         result = await client.call_tool("sro_read", args)
-                        texts.append(str(result.structured_content) + str(result.content))
+                        texts.append(str(answer_record(result)) + str(result.content))
                 stop.set()
                 # The swapper finishes its last swap before the file is put back: two swaps at once could
                 # leave the link in place for the read below.
                 await anyio.to_thread.run_sync(thread.join)
                 swap_to_file(root)
                 after = await client.call_tool("sro_read", {"target": "victim.txt", "intent": {"needles": ["secret"]}})
-                assert not after.is_error and after.structured_content is not None
+                assert not after.is_error and answer_record(after) is not None
                 # The session already holds this small file whole: it names the matches; its version is
                 # the inside bytes, from whichever cache served it.
                 inside = hashlib.sha256((INSIDE * 4).encode()).hexdigest()
-                record = after.structured_content
+                record = answer_record(after)
                 named = [*record.get("already_delivered", []), *(i["pointer"] for i in record.get("items", []))]
                 episode = record["episode"]
                 # The episode names the version, unless the pointers already do (they carry 12 digits).
                 versions = {episode["artifact"]["fingerprint"]} if "artifact" in episode else set()
                 versions |= {p.split("@sha256:", 1)[1].split("#", 1)[0] for p in named}
                 assert versions == {inside[:12]}
-                texts.append(str(after.structured_content))
+                texts.append(str(answer_record(after)))
 
     thread = threading.Thread(target=swapper, daemon=True)
     thread.start()

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES
 from docs import long_markdown
+from flow import answer_record
 from mcp import Client
 
 from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
@@ -92,14 +93,14 @@ async def test_the_card_says_what_this_session_saved(tmp_path: Path) -> None:
         read = await client.call_tool("sro_read", {"target": "manual.md", "intent": {"goal": "glacier"}})
         plain = await client.call_tool("sro_card", {})
         traced = await client.call_tool("sro_card", {"trace": True})
-    assert read.structured_content is not None and plain.structured_content is not None
-    assert "trace" not in plain.structured_content  # off unless asked: the card stays small
-    trace = traced.structured_content["trace"]  # type: ignore[index]
+    assert answer_record(read) is not None and answer_record(plain) is not None
+    assert "trace" not in answer_record(plain)  # off unless asked: the card stays small
+    trace = answer_record(traced)["trace"]  # type: ignore[index]
     [manual] = trace["artifacts"]
-    assert manual["exposure_tokens"] == read.structured_content["tokens"]
-    assert manual["full_view_tokens"] == read.structured_content["exposure"]["L_tokens"]
+    assert manual["exposure_tokens"] == answer_record(read)["tokens"]
+    assert manual["full_view_tokens"] == answer_record(read)["exposure"]["L_tokens"]
     # The earlier card is overhead: it counts against the saving, with no artifact to its name.
-    assert trace["overhead_tokens"] == plain.structured_content["tokens"]
+    assert trace["overhead_tokens"] == answer_record(plain)["tokens"]
     assert trace["saved_tokens"] == manual["full_view_tokens"] - manual["exposure_tokens"] - trace["overhead_tokens"]
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import anyio
 import pytest
 from docs import long_markdown
+from flow import answer_record
 from mcp import Client
 
 from sparseread_mcp import ReadEngine, Settings
@@ -97,7 +98,7 @@ async def test_sro_card_after_600_episodes_fits_its_budget_and_counts_what_it_le
             small = await client.call_tool("sro_card", {"budget_tokens": 1_000})
             largest = await client.call_tool("sro_card", {"budget_tokens": 22_500, "trace": True})
     for result, budget in ((default, 8_000), (small, 1_000), (largest, 22_500)):
-        card = result.structured_content
+        card = answer_record(result)
         assert not result.is_error and card is not None
         assert counter.count(text_of(result)) <= budget
         assert card["tokens"] <= budget
@@ -130,12 +131,12 @@ async def test_reads_and_the_card_go_on_when_the_sqlite_store_is_locked(
             recovered = await client.call_tool("sro_card", {})
     for result in (refine, preview, card):
         assert not result.is_error, text_of(result)
-    failing = card.structured_content
+    failing = answer_record(card)
     assert failing is not None and "memory only" in failing["store"]
     assert len(failing["episodes"]) == 1  # the in-memory session still holds the first read
     failures = [r for r in caplog.records if "StoreUnavailable" in r.getMessage() or "memory only" in r.getMessage()]
     assert len(failures) == 1  # logged once for the outage, not once per call
-    assert recovered.structured_content is not None and recovered.structured_content.get("store") is None
+    assert answer_record(recovered) is not None and answer_record(recovered).get("store") is None
 
 
 def test_a_store_that_cannot_be_opened_leaves_sessions_in_memory(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ import anyio
 import httpx
 import httpx2
 import pytest
+from flow import answer_record
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from test_mcp_transports import running_http_server
@@ -38,7 +39,7 @@ def _stdio(root: Path, store: Path, *extra: str) -> StdioServerParameters:
 
 
 def _text(result: object) -> str:
-    return result.content[0].text  # type: ignore[attr-defined, no-any-return]
+    return "\n".join(block.text for block in result.content)  # type: ignore[attr-defined]
 
 
 @pytest.fixture
@@ -58,7 +59,7 @@ async def test_two_stdio_servers_on_one_store_never_share_a_session(notes: Path,
             mine = await first.call_tool("sro_read", {"target": "notes.md", "intent": {"goal": "harbor turbine"}})
             assert "42 rpm" in _text(mine)
             theirs = await second.call_tool("sro_read", {"target": "notes.md", "view": "full"})
-            card = (await second.call_tool("sro_card", {})).structured_content
+            card = answer_record(await second.call_tool("sro_card", {}))
     assert "already delivered" not in _text(theirs) and "42 rpm" in _text(theirs)
     assert card is not None and "session_intent" not in card, card
 
@@ -69,9 +70,9 @@ async def test_a_stored_session_is_resumed_only_by_its_name(notes: Path, tmp_pat
         async with Client(_stdio(notes, store, "--session", "turbines")) as client:
             await client.call_tool("sro_read", {"target": "notes.md", "intent": {"goal": "harbor turbine"}})
         async with Client(_stdio(notes, store)) as unnamed:
-            fresh = (await unnamed.call_tool("sro_card", {})).structured_content
+            fresh = answer_record(await unnamed.call_tool("sro_card", {}))
         async with Client(_stdio(notes, store, "--session", "turbines")) as named:
-            resumed = (await named.call_tool("sro_card", {})).structured_content
+            resumed = answer_record(await named.call_tool("sro_card", {}))
     assert fresh is not None and "session_intent" not in fresh
     assert resumed is not None and resumed["session_intent"]["goal"] == "harbor turbine"
 
@@ -100,7 +101,7 @@ async def stateless_card(url: str, headers: dict[str, str]) -> dict[str, object]
         httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300)) as http,
         Client(streamable_http_client(url, http_client=http)) as client,
     ):
-        card = (await client.call_tool("sro_card", {})).structured_content
+        card = answer_record(await client.call_tool("sro_card", {}))
     assert card is not None
     return card
 
@@ -140,7 +141,7 @@ async def test_a_stateless_request_naming_another_clients_session_reads_nothing_
     with anyio.fail_after(HANG_GUARD):
         async with legacy_client(url) as (victim, ids):
             await victim.call_tool("sro_read", {"target": "notes.md", "intent": {"goal": "harbor turbine"}})
-            own = (await victim.call_tool("sro_card", {})).structured_content
+            own = answer_record(await victim.call_tool("sro_card", {}))
             during = await stateless_card(url, {"mcp-session-id": ids[0]})
         after = await stateless_card(url, {"mcp-session-id": ids[0]})
     assert own is not None and own["session_intent"]["goal"] == "harbor turbine"  # type: ignore[index]

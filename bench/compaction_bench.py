@@ -279,7 +279,17 @@ def markdown(table: dict[str, dict[str, Row]], names: list[str]) -> list[str]:
     return lines
 
 
-CURVE: dict[str, float | None] = {"all": None, "4": 4.0, "3": 3.0, "2": 2.0, "1.5": 1.5, "1": 1.0, "0.5": 0.5, "0": 0.0}
+CURVE: dict[str, float | None] = {
+    "all": None,
+    "4": 4.0,
+    "3": 3.0,
+    "2.5": 2.5,
+    "2": 2.0,
+    "1.5": 1.5,
+    "1": 1.0,
+    "0.5": 0.5,
+    "0": 0.0,
+}
 MASKS = (1, 2, 3, 5, 10, 20)
 CLOSED_MASKS = (1, 2, 3)
 

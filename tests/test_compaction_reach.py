@@ -12,7 +12,7 @@ from mcp import Client
 
 from sparseread_mcp import Settings, compact_history
 from sparseread_mcp.compaction import load
-from sparseread_mcp.compaction.elide import HEADER, reach
+from sparseread_mcp.compaction.elide import DEFAULT_CAUTION, HEADER, reach
 from sparseread_mcp.compaction.keys import keys
 from sparseread_mcp.serve.server import create_server
 
@@ -53,7 +53,7 @@ def test_a_key_the_agent_already_typed_is_not_a_reach_into_old_results() -> None
     # Its own message holds `threshold_value` since call 2: only the first copy (1 result back) was a reach.
     assert reach(load(messages)) == 1
     out = {str(m["tool_call_id"]): str(m["content"]) for m in compact_history(messages) if m["role"] == "tool"}
-    # 6 results back is past the horizon (at least 4, 1.5 x the reach): its plain identifier goes ...
+    # 7 results back is past the horizon (the larger of 4 and caution x the reach): its plain identifier goes ...
     assert out["call_7"].startswith(HEADER) and "helper_hx" not in out["call_7"]
     # ... while the results within the horizon keep theirs.
     assert "helper_kx" in out["call_10"] and "helper_lx" in out["call_11"]
@@ -116,3 +116,10 @@ async def test_a_result_of_which_nothing_stays_is_one_line_and_reads_back_the_sa
     old = next(m for m in first.structured_content["messages"] if m["role"] == "tool")["content"]
     assert old == f"{HEADER} 30 lines left out; full text: call_1]"  # no mark line: the header counts them
     assert again.structured_content["messages"] == first.structured_content["messages"]
+
+
+@pytest.mark.anyio
+async def test_the_tools_default_caution_is_the_librarys(tmp_path: Path) -> None:
+    async with Client(create_server(Settings(roots=(tmp_path,)))) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert tools["sro_compact"].input_schema["properties"]["caution"]["default"] == DEFAULT_CAUTION

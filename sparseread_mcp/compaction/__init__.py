@@ -8,13 +8,14 @@ Framework hooks: `sparseread_mcp.compaction.langgraph.pre_model_hook` (LangGraph
 
 from .api import compact_history, compact_messages
 from .compactor import Compaction, CompactionSettings, SpanPlan, compact
-from .elide import Elided, ElisionSettings, elide
+from .elide import DEFAULT_CAUTION, Elided, ElisionSettings, elide
 from .learned import LearnedRouter, train
 from .router import DefaultRouter, Router, features
 from .summarize import ExtractiveSummarizer, Summarizer
 from .transcript import Transcript, load, load_file, validate
 
 __all__ = [
+    "DEFAULT_CAUTION",
     "Compaction",
     "CompactionSettings",
     "DefaultRouter",

@@ -13,11 +13,12 @@ decided from the history alone (never from the steps to come), are:
   results first, so that the newest copy of a repeated string is the one kept. Every key of the history is
   therefore still somewhere in what the model is sent. Lines are kept whole and in order; a run of left-out
   lines becomes one `[⋯ N lines]` mark; nothing is paraphrased, labelled or counted.
-- Past a horizon, a result keeps only its lasting keys: paths, ids that mix letters and digits, and error
-  lines; its other identifiers and numbers go once the history holds them nowhere newer. The horizon is
-  `caution` times the agent's own reach so far (the furthest back, in results, it went for a string it
-  used): an agent that looks far back keeps more. `caution` is the knob: the lower, the more is saved and
-  the more a distant step may miss.
+- Past a horizon, a result keeps only its lasting keys: paths and file names, ids that mix letters and
+  digits, and error lines; its other identifiers and numbers go once the history holds them nowhere newer.
+  The horizon is `caution` times the agent's own reach so far: the furthest back, in results, it went for a
+  string that only results held (one it had typed itself, or the user had, is no reach: those messages are
+  never shortened). An agent that looks far back keeps more. `caution` is the knob: the lower, the more is
+  saved and the more a distant step may miss.
 - A result whose kept lines would not save at least `min_saving` of it stays as it is: a summary that cannot
   leave much out is not worth the risk of leaving anything out.
 - A result shortened before is read back (its kept lines, its marks) and shortened again with the rest, so
@@ -40,12 +41,17 @@ from .transcript import Transcript, load, validate
 
 #: The first characters of every shortened result: how a later pass knows it, and what the model reads first.
 HEADER = "[compacted tool result:"
+_EXTENSION = 4  # a file name's extension (`.py`, `.tsx`, `.json`) is at most this long
 _PIECE = 100  # a longer line (one-line JSON, minified text) is cut into pieces of about this many characters
 #: The default knob: on the development runs the most saving point of the curve with retention >= 99% on every
-#: family and >= 97% on every run, chosen again with each family left out (bench/results/issue31_compaction.md).
-DEFAULT_CAUTION = 1.5
+#: family and >= 97% on every run, at every cadence measured (every 1, 4 and 8 turns in a closed loop, and
+#: as a hook on the raw history); see bench/results/issue31_compaction.md, which also says why choosing it
+#: with tau-bench left out would not hold there.
+DEFAULT_CAUTION = 2.5
 DEFAULT_KEEP_LAST = 1
 _MARK = re.compile(r"\[⋯ (\d{1,9}) lines?\]")
+#: A result of which no line stays is its header alone, which says how many lines went (a mark costs tokens).
+_EMPTY = re.compile(re.escape(HEADER) + r" (\d{1,9}) lines? left out; full text: .*\]")
 _CUTS = ("}, {", "], ", ", ", "; ", " ")
 
 
@@ -55,8 +61,8 @@ class ElisionSettings:
     curve). The other fields were set once on the development runs and are not meant to be tuned per run."""
 
     #: Results within `caution` times the agent's reach so far (`reach`: the furthest back, in results, it has
-    #: gone for a string) keep every key; older ones keep only paths, ids that mix letters and digits, and
-    #: error lines. None: every result keeps every key (the most kept, the least saved).
+    #: gone for a string only results held) keep every key; older ones keep only paths, file names, ids that
+    #: mix letters and digits, and error lines. None: every result keeps every key (the most kept, the least saved).
     caution: float | None = DEFAULT_CAUTION
     keep_last: int = DEFAULT_KEEP_LAST  # the latest results stay raw
     min_saving: float = 0.1  # a result is shortened only when at least this share of its characters goes
@@ -193,6 +199,9 @@ def _lines(text: str) -> list[str | int]:
     """A result's lines; for one shortened before, its kept lines and, for each mark, the count it stands for."""
     if not text.startswith(HEADER):
         return list(text.split("\n"))
+    empty = _EMPTY.fullmatch(text)
+    if empty:
+        return [int(empty.group(1))]
     out: list[str | int] = []
     for line in text.split("\n")[1:]:
         mark = _MARK.fullmatch(line)
@@ -215,7 +224,9 @@ def _render(call_id: str, rendered: Sequence[str | int]) -> tuple[str, int]:
     out.pop()  # the sentinel
     kept = sum(isinstance(line, str) for line in rendered)
     total = kept + sum(line for line in rendered if isinstance(line, int))
-    head = f"{HEADER} {kept} of {total} lines kept verbatim, ⋯ marks the rest; full text: {call_id}]"
+    if not kept:
+        return f"{HEADER} {total} line{'s' if total > 1 else ''} left out; full text: {call_id}]", 0
+    head = f"{HEADER} {kept} of {total} lines kept; full text: {call_id}]"  # each [⋯ N lines] mark says what went
     return "\n".join([head, *out]), kept
 
 
@@ -242,8 +253,12 @@ def _pieces(line: str) -> list[str]:
 
 
 def _lasting(key: str) -> bool:
-    """Keys kept whatever a result's age: paths, ids mixing letters and digits, error lines."""
-    return " " in key or "/" in key or (any(c.isdigit() for c in key) and any(c.isalpha() for c in key))
+    """Keys kept whatever a result's age: paths and file names (`src/a.py`, `PullRequestViewer.tsx`), ids
+    mixing letters and digits, error lines."""
+    if " " in key or "/" in key or (any(c.isdigit() for c in key) and any(c.isalpha() for c in key)):
+        return True
+    stem, dot, extension = key.rpartition(".")
+    return bool(dot and stem and len(extension) <= _EXTENSION and extension.isalnum() and extension.islower())
 
 
 def _results(transcript: Transcript) -> list[_Result]:
@@ -303,8 +318,11 @@ def _replace(transcript: Transcript, texts: dict[tuple[int, int | None], str]) -
 
 def reach(transcript: Transcript) -> int:
     """How far back this agent has reached so far: the most results between a key one of its messages used
-    and the newest earlier result that printed it. One pass; a key's newest result is updated as results come."""
+    and the newest earlier result that printed it, counting only keys that no message other than a result
+    held before (what the system prompt, the user or the agent itself wrote is never shortened, so a key
+    the agent already typed costs nothing to keep). One pass; a key's newest result is updated as results come."""
     newest: dict[str, int] = {}
+    written_before: set[str] = set()  # keys of the messages compaction never shortens
     count = 0
     longest = 0
     for message in transcript.messages:
@@ -312,9 +330,12 @@ def reach(transcript: Transcript) -> int:
             written = keys(message.text)
             for call in message.calls:
                 written |= keys(argument_strings(call.arguments))
-            for key in written:
+            for key in written - written_before:
                 if key in newest:
                     longest = max(longest, count - newest[key])
+            written_before |= written
+        else:
+            written_before |= keys(message.text if not message.results else message.kept_text)
         for _, text in message.results:
             count += 1
             for key in keys(text):

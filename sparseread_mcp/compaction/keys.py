@@ -47,7 +47,13 @@ def line_keys(line: str) -> set[str]:
 
 
 def _split(token: str) -> list[str]:
-    """The token when it is a key, and its key parts: `a/b/c.py` gives `c.py` too, `x.y_z` gives `y_z`."""
+    """The token when it is a key, and its key parts: `a/b/c.py` gives `c.py` too, `x.y_z` gives `y_z`.
+    A view's line number glued to the line's first word (`1491:class`, `4:EXTRAS_REQUIRE`) is two strings,
+    the number and the word, not an id mixing letters and digits."""
+    head, colon, rest = token.partition(":")
+    if colon and head.isdigit() and any(c.isalpha() for c in rest):
+        number = [head] if _is_key(head) else []
+        return number + (_split(rest) if len(rest) >= _MIN_KEY else [])
     out = [token] if _is_key(token) else []
     if len(out) and ("/" in token or ":" in token):
         out.extend(p for p in re.split(r"[/:]", token) if len(p) >= _MIN_KEY and _is_key(p))

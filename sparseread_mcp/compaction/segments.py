@@ -75,7 +75,8 @@ def segment(transcript: Transcript) -> list[Unit]:
 
 
 def argument_strings(arguments: str) -> str:
-    """The string values of a call's JSON arguments, one after another (the raw text when it is not JSON):
+    """The string and number values of a call's JSON arguments, one after another (the raw text when it is
+    not JSON):
     what the agent wrote, unescaped, so that a line it copied from an observation reads as it did there.
     The transcript's size was bounded when it was loaded, so parsing and walking it here is bounded too."""
     try:
@@ -88,6 +89,8 @@ def argument_strings(arguments: str) -> str:
         value = stack.pop()
         if isinstance(value, str):
             strings.append(value)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            strings.append(str(value))  # an element index or an amount copied from an observation
         elif isinstance(value, dict):
             stack.extend(reversed(list(value.values())))
         elif isinstance(value, list):

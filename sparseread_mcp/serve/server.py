@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field, JsonValue, ValidationError
 
 from .. import __version__, progress
 from ..ceiling import over_ceiling_message
-from ..compaction import CompactionSettings, DefaultRouter, ElisionSettings, compact_messages
+from ..compaction import DEFAULT_CAUTION, CompactionSettings, DefaultRouter, ElisionSettings, compact_messages
 from ..config import HARD_RESPONSE_CAP_TOKENS, MIN_BUDGET_TOKENS, Settings
 from ..deadline import deadline
 from ..engine import ReadEngine, ReadRequest
@@ -434,7 +434,7 @@ def _add_session_tools(server: MCPServer, engine: ReadEngine, runner: Runner) ->
         ctx: Context,
         format: Annotated[Literal["openai", "anthropic"] | None, Field(description="Detected when omitted.")] = None,
         keep_last: Annotated[int, Field(ge=0, le=100, description="Latest results kept whole.")] = 1,
-        caution: Annotated[float, Field(ge=0, description="Lower saves more.")] = 1.5,
+        caution: Annotated[float, Field(ge=0, description="Lower saves more.")] = DEFAULT_CAUTION,
         mode: Annotated[Literal["lines", "spans"], Field(description="spans: old compactor (tau, min_*)")] = "lines",
         tau: Annotated[float, Field(ge=0.0, le=1.0)] = 0.6,
         min_interactions: Annotated[int, Field(ge=0, le=1000)] = 0,

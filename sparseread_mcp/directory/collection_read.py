@@ -39,7 +39,7 @@ from ..tokens import stamp_tokens
 from ..vocabulary import PREVIEW_TOOL, READ_TOOL
 from .code_answer import CODE_SHARE, ranked_code
 from .collection import Inventory, inventory_lines
-from .filerank import is_source
+from .filenames import is_source
 from .needlesearch import walk_note as _walk_note
 
 if TYPE_CHECKING:

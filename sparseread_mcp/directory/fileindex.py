@@ -252,7 +252,11 @@ class FileIndex:
 
     def references(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """(files, counts) of the files that use `name` (a code-like name or option), any case."""
-        term = self.vocab.get(REF + name.casefold())
+        return self.postings(REF + name.casefold())
+
+    def postings(self, word: str) -> tuple[np.ndarray, np.ndarray]:
+        """(files, counts) of the files whose terms hold `word` (a term as locate.terms makes it)."""
+        term = self.vocab.get(word)
         if term is None:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
         first, last = int(self._starts[term]), int(self._starts[term + 1])

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from functools import partial
 from stat import S_ISDIR, S_ISREG
 
-from . import progress
+from . import deadline, progress
 from .answers.as_lines import asks_for_lines
 from .answers.handlers import FileAnswers
 from .answers.read import FileRead, ReadRequest, intent_on, opening_extras
@@ -16,7 +17,7 @@ from .config import HARD_RESPONSE_CAP_TOKENS, MIN_BUDGET_TOKENS, Settings
 from .directory.collection import Inventory
 from .directory.collection_read import preview_directory, read_directory
 from .directory.fileindex import FileIndex, file_index_bytes
-from .directory.repoindex import RepoIndexStore
+from .directory.repoindex import INDEX_SHARE, RepoIndexStore
 from .errors import BinaryArtifact, BudgetTooSmall, SparsereadError, StaleArtifact
 from .evidence import Hit
 from .files.anchors import Target, parse_target
@@ -143,20 +144,35 @@ class ReadEngine:
         self._file_types.put(location.relative, learned)
         return found
 
-    def file_index(self, inventory: Inventory) -> FileIndex:
-        """The directory's file index, built once per directory fingerprint."""
+    def file_index(self, inventory: Inventory, *, first: Sequence[str] = ()) -> FileIndex:
+        """The directory's file index, built once per directory fingerprint. Inside a call whose index is
+        kept on disk, new files are read for at most INDEX_SHARE of the time left (paths holding the terms
+        `first` first): a tree too large for that gets a partial index (its `pending` files left out, not
+        kept in memory) that each later call extends."""
         base = self.roots.resolve(inventory.root_path or ".")
-        large = len(inventory.files) >= progress.LARGE_FILE_COUNT and self._indexes.get(inventory.fingerprint) is None
+        found = self._indexes.get(inventory.fingerprint)
+        large = len(inventory.files) >= progress.LARGE_FILE_COUNT and found is None
+        left = deadline.remaining()
+        budget = None if left is None or self.repo_indexes is None else left * INDEX_SHARE
         with progress.preparing(
             f"the index of {inventory.root_path or '.'}/ ({len(inventory.files)} files)", large=large
         ):
-            return self._indexes.get_or_build(inventory.fingerprint, lambda: self._build_index(base, inventory))
+            if budget is None:
+                return self._indexes.get_or_build(inventory.fingerprint, lambda: self._build_index(base, inventory))
+            if found is not None:
+                return found
+            built = self._build_index(base, inventory, budget=budget, first=first)
+            if not built.pending:
+                self._indexes.put(inventory.fingerprint, built)
+            return built
 
-    def _build_index(self, base: ResolvedPath, inventory: Inventory) -> FileIndex:
+    def _build_index(
+        self, base: ResolvedPath, inventory: Inventory, *, budget: float | None = None, first: Sequence[str] = ()
+    ) -> FileIndex:
         extract = partial(self.files.extract_features, label=f"{inventory.root_path or '.'}/")
         if self.repo_indexes is None:
             return FileIndex.build(base, inventory.files, extract=extract)
-        return self.repo_indexes.index(base, inventory.files, extract=extract)
+        return self.repo_indexes.index(base, inventory.files, extract=extract, budget=budget, first=first)
 
     # -- tools -------------------------------------------------------------------------------
     def preview(

@@ -6,6 +6,7 @@ Only paths are read here, never contents: the ranking (filerank.py) weighs what 
 
 from __future__ import annotations
 
+import posixpath
 import re
 from pathlib import PurePosixPath
 
@@ -17,7 +18,8 @@ MIN_PART = 3
 
 
 def is_source(path: str) -> bool:
-    return PurePosixPath(path).suffix.lower() in _SOURCE_SUFFIXES
+    # posixpath, not PurePosixPath: called for every file of a tree on every ranking.
+    return posixpath.splitext(path)[1].lower() in _SOURCE_SUFFIXES
 
 
 def is_test(path: str) -> bool:

@@ -14,6 +14,7 @@ import hashlib
 import logging
 import os
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..config import Settings
@@ -26,6 +27,9 @@ logger = logging.getLogger(__name__)
 
 #: Stored directory indexes kept at most; past it the least recently used are removed.
 MAX_STORED = 64
+#: The share of a call's time left that reading new files into an index may take: the rest of the call
+#: (building the index, ranking, opening the best files) needs the other part.
+INDEX_SHARE = 0.5
 
 
 class RepoIndexStore:
@@ -73,11 +77,20 @@ class RepoIndexStore:
         for rel, feature in self.stored(directory).items():
             types.setdefault((f"{prefix}/{rel}", feature.size, feature.mtime_ns), feature.type)
 
-    def index(self, directory: ResolvedPath, files: list[FileEntry], *, extract: Extractor | None = None) -> FileIndex:
-        """The index of `files`: stored features where unchanged, the rest read now (by `extract`); saved when
-        anything changed."""
+    def index(
+        self,
+        directory: ResolvedPath,
+        files: list[FileEntry],
+        *,
+        extract: Extractor | None = None,
+        budget: float | None = None,
+        first: Sequence[str] = (),
+    ) -> FileIndex:
+        """The index of `files`: stored features where unchanged, the rest read now (by `extract`, within
+        `budget` seconds: see FileIndex.build); saved when anything changed, so a partial index grows with
+        each call until it covers the folder."""
         known = self.stored(directory)
-        built = FileIndex.build(directory, files, known, extract=extract)
+        built = FileIndex.build(directory, files, known, extract=extract, budget=budget, first=first)
         fresh = {f.path: f for f in built.features}
         changed = len(fresh) != len(known) or any(known.get(p) is not f for p, f in fresh.items())
         if changed:

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from functools import partial
 from stat import S_ISDIR, S_ISREG
 
-from . import deadline, progress
 from .answers.as_lines import asks_for_lines
 from .answers.handlers import FileAnswers
 from .answers.read import FileRead, ReadRequest, intent_on, opening_extras
@@ -16,8 +15,9 @@ from .commands.savings import build_trace, card_call, preview_call, read_call
 from .config import HARD_RESPONSE_CAP_TOKENS, MIN_BUDGET_TOKENS, Settings
 from .directory.collection import Inventory
 from .directory.collection_read import preview_directory, read_directory
-from .directory.fileindex import FileIndex, file_index_bytes
-from .directory.repoindex import INDEX_SHARE, RepoIndexStore
+from .directory.fileindex import FileIndex
+from .directory.indexes import FolderIndexes
+from .directory.repoindex import RepoIndexStore
 from .errors import BinaryArtifact, BudgetTooSmall, SparsereadError, StaleArtifact
 from .evidence import Hit
 from .files.anchors import Target, parse_target
@@ -25,7 +25,7 @@ from .files.artifacts import LruCache
 from .files.indexcache import IndexCache
 from .files.large import large_card, read_range
 from .files.revisions import Revisions
-from .files.roots import ResolvedPath, Roots
+from .files.roots import Roots
 from .files.textdiff import TextDiff
 from .gate.delivery import CoverageFn, Delivery, Extras
 from .gate.ledger import Ledger
@@ -88,12 +88,15 @@ class ReadEngine:
             roots=self.roots,
             diff=self.diff,
         )
-        self._indexes: LruCache[str, FileIndex] = LruCache(
-            8, max_bytes=cache_bytes // 4, weigh=file_index_bytes
-        )  # directory fingerprint -> file index
         # directory -> (path, size, mtime) -> inventory type, learned by the walks in the workers
         self._file_types: LruCache[str, dict[tuple[str, int, int], str]] = LruCache(16)
         self.repo_indexes = RepoIndexStore.for_settings(settings, self.roots)  # None: not kept on disk
+        # Looked up at each build, so a replaced reader (a test's counting one) is the one used.
+        self.indexes = FolderIndexes(
+            lambda base, entries, *, label: self.files.extract_features(base, entries, label=label),
+            self.repo_indexes,
+            cache_bytes // 4,
+        )
 
     @property
     def selection(self) -> Policy:
@@ -145,34 +148,9 @@ class ReadEngine:
         return found
 
     def file_index(self, inventory: Inventory, *, first: Sequence[str] = ()) -> FileIndex:
-        """The directory's file index, built once per directory fingerprint. Inside a call whose index is
-        kept on disk, new files are read for at most INDEX_SHARE of the time left (paths holding the terms
-        `first` first): a tree too large for that gets a partial index (its `pending` files left out, not
-        kept in memory) that each later call extends."""
-        base = self.roots.resolve(inventory.root_path or ".")
-        found = self._indexes.get(inventory.fingerprint)
-        large = len(inventory.files) >= progress.LARGE_FILE_COUNT and found is None
-        left = deadline.remaining()
-        budget = None if left is None or self.repo_indexes is None else left * INDEX_SHARE
-        with progress.preparing(
-            f"the index of {inventory.root_path or '.'}/ ({len(inventory.files)} files)", large=large
-        ):
-            if budget is None:
-                return self._indexes.get_or_build(inventory.fingerprint, lambda: self._build_index(base, inventory))
-            if found is not None:
-                return found
-            built = self._build_index(base, inventory, budget=budget, first=first)
-            if not built.pending:
-                self._indexes.put(inventory.fingerprint, built)
-            return built
-
-    def _build_index(
-        self, base: ResolvedPath, inventory: Inventory, *, budget: float | None = None, first: Sequence[str] = ()
-    ) -> FileIndex:
-        extract = partial(self.files.extract_features, label=f"{inventory.root_path or '.'}/")
-        if self.repo_indexes is None:
-            return FileIndex.build(base, inventory.files, extract=extract)
-        return self.repo_indexes.index(base, inventory.files, extract=extract, budget=budget, first=first)
+        """The directory's file index, built once per fingerprint and within the call's time (a large
+        tree's first one may be partial: see directory/indexes.py)."""
+        return self.indexes.get(self.roots.resolve(inventory.root_path or "."), inventory, first=first)
 
     # -- tools -------------------------------------------------------------------------------
     def preview(

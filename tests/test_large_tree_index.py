@@ -11,8 +11,8 @@ import anyio
 import pytest
 from mcp import Client
 
-from sparseread_mcp import Settings, engine
-from sparseread_mcp.directory import fileindex
+from sparseread_mcp import Settings
+from sparseread_mcp.directory import fileindex, indexes
 from sparseread_mcp.serve.server import create_server
 
 
@@ -42,7 +42,8 @@ async def test_a_first_search_past_its_time_share_answers_from_a_partial_index_a
 ) -> None:
     # Every call gets no time to read files: it reads one chunk of 10, then stops (the main process
     # decides this, so patching here reaches it).
-    monkeypatch.setattr(engine, "INDEX_SHARE", 0.0)
+    monkeypatch.setattr(indexes, "INDEX_SHARE", 0.0)
+    monkeypatch.setattr(indexes, "CALL_SHARE", 0.0)
     monkeypatch.setattr(fileindex, "CHUNK_FILES", 10)
     server = create_server(Settings(roots=(tree(tmp_path / "repo"),), cache_dir=tmp_path / "cache"))
     with anyio.fail_after(120):
@@ -64,7 +65,7 @@ def test_a_library_caller_without_a_time_limit_indexes_the_whole_tree(
 ) -> None:
     from sparseread_mcp import Intent, ReadEngine, ReadRequest
 
-    monkeypatch.setattr(engine, "INDEX_SHARE", 0.0)
+    monkeypatch.setattr(indexes, "INDEX_SHARE", 0.0)
     monkeypatch.setattr(fileindex, "CHUNK_FILES", 10)
     reader = ReadEngine(Settings(roots=(tree(tmp_path / "repo"),), cache_dir=tmp_path / "cache"))
     pack = reader.read("s", ReadRequest(target=".", intent=Intent(goal="where are redirects followed")))

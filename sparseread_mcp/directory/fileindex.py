@@ -179,6 +179,8 @@ class FileIndex:
         self.features = features
         #: Files of the folder not indexed yet: indexing ran out of its time budget (see build).
         self.pending = pending
+        #: Seconds the build took past reading files (building these arrays; a store adds its save).
+        self.post_seconds = 0.0
         # Built by C-level passes over all (file, term) pairs, never a Python loop per pair: at 50,000
         # files that loop was most of a warm search.
         words = list(itertools.chain.from_iterable(f.counts for f in features))
@@ -215,13 +217,15 @@ class FileIndex:
         extract: Extractor | None = None,
         budget: float | None = None,
         first: Sequence[str] = (),
+        cost_per_file: float = 0.0,
     ) -> FileIndex:
         """Index `files`, reusing from `known` (path -> features) every file whose size and mtime are
         unchanged; the others are read by `extract` (the server's runs in a worker), else here.
 
         With `budget` (seconds), new files are read CHUNK_FILES at a time, those whose paths hold the
-        most of the terms `first` first, until the budget is spent: the rest are left out of this index
-        and counted in `pending` (a later build, given these features as `known`, goes on with them)."""
+        most of the terms `first` first, until the budget is spent, keeping `cost_per_file` seconds for
+        each file the index will hold (the work after reading grows with it): the rest are left out of
+        this index and counted in `pending` (a later build, given these features as `known`, goes on)."""
         kept = [f for f in files if f.type not in _SKIPPED_TYPES]
         reused: dict[str, FileFeatures] = {}
         for entry in kept:
@@ -233,10 +237,18 @@ class FileIndex:
         if budget is None or len(missing) <= CHUNK_FILES:
             fresh = dict(zip((e.path for e in missing), read(directory, missing) if missing else [], strict=True))
         else:
-            fresh = _read_within(directory, _path_order(missing, first), read, budget)
+            fresh = _read_within(
+                directory,
+                _path_order(missing, first),
+                read,
+                lambda count: budget - cost_per_file * (len(reused) + count + CHUNK_FILES),
+            )
+        started = time.monotonic()
         indexed = [entry for entry in kept if entry.path in reused or entry.path in fresh]
         features = [reused.get(entry.path) or fresh[entry.path] for entry in indexed]
-        return cls(indexed, features, pending=len(kept) - len(indexed))
+        built = cls(indexed, features, pending=len(kept) - len(indexed))
+        built.post_seconds = time.monotonic() - started
+        return built
 
     def bm25(self, query_terms: list[str] | tuple[str, ...]) -> np.ndarray:
         """One BM25 score per file (zeros when no term is known)."""
@@ -335,16 +347,16 @@ def _path_order(entries: list[FileEntry], first: Sequence[str]) -> list[FileEntr
 
 
 def _read_within(
-    directory: ResolvedPath, entries: list[FileEntry], read: Extractor, budget: float
+    directory: ResolvedPath, entries: list[FileEntry], read: Extractor, budget: Callable[[int], float]
 ) -> dict[str, FileFeatures]:
-    """Features of `entries` in order, CHUNK_FILES per call to `read`, until `budget` seconds are spent
-    (the first chunk is always read)."""
+    """Features of `entries` in order, CHUNK_FILES per call to `read`, until the seconds spent reach
+    `budget(files read so far)` (the first chunk is always read)."""
     started = time.monotonic()
     out: dict[str, FileFeatures] = {}
     for first in range(0, len(entries), CHUNK_FILES):
         chunk = entries[first : first + CHUNK_FILES]
         out.update(zip((e.path for e in chunk), read(directory, chunk), strict=True))
-        if time.monotonic() - started >= budget:
+        if time.monotonic() - started >= budget(len(out)):
             break
     return out
 

@@ -14,6 +14,7 @@ import hashlib
 import logging
 import os
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -27,9 +28,6 @@ logger = logging.getLogger(__name__)
 
 #: Stored directory indexes kept at most; past it the least recently used are removed.
 MAX_STORED = 64
-#: The share of a call's time left that reading new files into an index may take: the rest of the call
-#: (building the index, ranking, opening the best files) needs the other part.
-INDEX_SHARE = 0.5
 
 
 class RepoIndexStore:
@@ -85,12 +83,16 @@ class RepoIndexStore:
         extract: Extractor | None = None,
         budget: float | None = None,
         first: Sequence[str] = (),
+        cost_per_file: float = 0.0,
     ) -> FileIndex:
         """The index of `files`: stored features where unchanged, the rest read now (by `extract`, within
         `budget` seconds: see FileIndex.build); saved when anything changed, so a partial index grows with
         each call until it covers the folder."""
         known = self.stored(directory)
-        built = FileIndex.build(directory, files, known, extract=extract, budget=budget, first=first)
+        built = FileIndex.build(
+            directory, files, known, extract=extract, budget=budget, first=first, cost_per_file=cost_per_file
+        )
+        started = time.monotonic()
         fresh = {f.path: f for f in built.features}
         changed = len(fresh) != len(known) or any(known.get(p) is not f for p, f in fresh.items())
         if changed:
@@ -102,6 +104,7 @@ class RepoIndexStore:
                 logger.warning("cannot keep the index of %s: %s", directory.relative, exc)
             with self._lock:
                 self._loaded.put(str(directory.absolute), fresh)
+        built.post_seconds += time.monotonic() - started
         return built
 
     def prune(self) -> None:

@@ -18,7 +18,7 @@ from ..locate.base import Query
 from ..models import Intent, OpResult
 from ..protocol.intents import query_for
 from ..readers.base import OutlineEntry, ParsedArtifact
-from .filerank import DEFAULT_WEIGHTS, Cues, RankedFile, Weights, goal_cues, query_terms_of, rank_files
+from .filerank import DEFAULT_WEIGHTS, Cues, RankedFile, Weights, goal_cues, query_terms_of, rank_top
 
 if TYPE_CHECKING:
     from .collection import Inventory
@@ -48,7 +48,8 @@ def ranked_code(
     needles = [str(n) for n in intent.needles or []]
     cues = goal_cues(goal, needles)
     query = query_for(intent)
-    ranked = rank_files(index, cues, [*query.terms, *query_terms_of(" ".join(needles))], RANKING)
+    terms = [*query.terms, *query_terms_of(" ".join(needles))]
+    ranked, total = rank_top(index, cues, terms, RANKING, limit=max(TOP_FILES, TABLE_ROWS))
     prefix = f"{inventory.root_path}/" if inventory.root_path else ""
     queued: list[tuple[float, Hit]] = []
     for rank, found in enumerate(ranked[:TOP_FILES]):
@@ -62,14 +63,14 @@ def ranked_code(
             queued.append((rank + SYMBOL_STEP * step, hit))
     queued.sort(key=lambda pair: pair[0])
     result = OpResult(
-        value=len(ranked),
+        value=total,
         scanned=f"{len(index.files)} files under {inventory.root_path or '.'}",
         columns=["path", "why"],
         rows=[[prefix + r.path, r.why] for r in ranked[:TABLE_ROWS]],
-        row_count=len(ranked),
+        row_count=total,
         rows_scanned=len(index.files),
         query=", ".join(cues.top(8)) or None,
-        capped=len(ranked) > TABLE_ROWS,
+        capped=total > TABLE_ROWS,
         left_out=pending_note(index) if index.pending else None,
         provenance=[
             "files ranked by names they define, paths and module names the goal gives, and BM25 per file; "

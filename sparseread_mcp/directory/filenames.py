@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-from pathlib import PurePosixPath
 
 _SOURCE_SUFFIXES = frozenset({".py", ".js", ".ts", ".tsx", ".jsx", ".go", ".rs", ".java", ".c", ".h", ".cpp", ".rb"})
 _TEST_AFFIX = re.compile(r"^tests?_|[_.](?:test|spec)$")
@@ -29,7 +28,7 @@ def is_test(path: str) -> bool:
         any(p in _TEST_PARTS for p in parts[:-1])
         or name.startswith("test_")
         or name.startswith("conftest.")
-        or PurePosixPath(name).stem.endswith(("_test", "_spec", ".test", ".spec"))
+        or _stem(name).endswith(("_test", "_spec", ".test", ".spec"))
     )
 
 
@@ -37,12 +36,12 @@ def stems(paths: list[str]) -> dict[str, list[int]]:
     """Module names (a file's stem; a package's folder for __init__/index/mod files) -> files."""
     out: dict[str, list[int]] = {}
     for number, path in enumerate(paths):
-        pure = PurePosixPath(path)
         if not is_source(path):
             continue
-        stem = pure.stem.casefold()
-        if stem in ("__init__", "index", "mod") and len(pure.parts) > 1:
-            stem = pure.parts[-2].casefold()
+        parts = path.split("/")
+        stem = _stem(parts[-1]).casefold()
+        if stem in ("__init__", "index", "mod") and len(parts) > 1:
+            stem = parts[-2].casefold()
         out.setdefault(stem, []).append(number)
     return out
 
@@ -68,16 +67,17 @@ def subjects(paths: list[str], *, folders: bool = True) -> dict[int, list[int]]:
     packages: dict[str, list[int]] = {}
     for number, path in enumerate(paths):
         if is_source(path) and not is_test(path):
-            pure = PurePosixPath(path)
-            sources.setdefault(pure.stem.casefold(), []).append(number)
-            if pure.stem == "__init__" and len(pure.parts) > 1:
-                packages.setdefault(pure.parts[-2].casefold().strip("_"), []).append(number)
+            parts = path.split("/")
+            stem = _stem(parts[-1])
+            sources.setdefault(stem.casefold(), []).append(number)
+            if stem == "__init__" and len(parts) > 1:
+                packages.setdefault(parts[-2].casefold().strip("_"), []).append(number)
     out: dict[int, list[int]] = {}
     for number, path in enumerate(paths):
         if not (is_source(path) and is_test(path)):
             continue
-        pure = PurePosixPath(path)
-        stem = pure.stem.casefold()
+        parts = path.split("/")
+        stem = _stem(parts[-1]).casefold()
         subject = _TEST_AFFIX.sub("", stem)
         if subject != stem and len(subject) >= 3:
             # Looked up by the subject's own ends (a few dict lookups), never by scanning every source.
@@ -85,13 +85,18 @@ def subjects(paths: list[str], *, folders: bool = True) -> dict[int, list[int]]:
                 subject[:-i] for i in range(1, len(subject) - 3)
             ]
             found = sources.get(subject) or [n for end in ends for n in sources.get(end, ())]
-        elif folders and len(pure.parts) > 2:
-            found = _folder_subject(pure.parts[-2].casefold(), sources, packages)
+        elif folders and len(parts) > 2:
+            found = _folder_subject(parts[-2].casefold(), sources, packages)
         else:
             found = []
         if found:
             out[number] = found
     return out
+
+
+def _stem(name: str) -> str:
+    """A file name less its last suffix (as PurePosixPath.stem, without building a path per file)."""
+    return posixpath.splitext(name)[0]
 
 
 def _folder_subject(folder: str, sources: dict[str, list[int]], packages: dict[str, list[int]]) -> list[int]:

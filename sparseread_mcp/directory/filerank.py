@@ -199,8 +199,20 @@ def rank_files(
     weights: Weights = DEFAULT_WEIGHTS,
 ) -> list[RankedFile]:
     """Files by score, best first; each with why it ranks. A vendored tree shows as its best file."""
+    return rank_top(index, cues, query_terms, weights)[0]
+
+
+def rank_top(
+    index: FileIndex,
+    cues: Cues,
+    query_terms: list[str] | tuple[str, ...],
+    weights: Weights = DEFAULT_WEIGHTS,
+    limit: int | None = None,
+) -> tuple[list[RankedFile], int]:
+    """The best `limit` files of rank_files (all when None) and how many it ranks in all: only those
+    shown are given their reasons (on a large tree, thousands of files match a word)."""
     if not index.files:
-        return []
+        return [], 0
     found = signals(index, cues, query_terms, weights)
     vendored = [index.vendored_root(n) for n in range(len(index.files))]
     demoted = np.array(
@@ -215,6 +227,7 @@ def rank_files(
     order = [int(i) for i in np.argsort(-scores, kind="stable") if scores[i] > 0]
     out: list[RankedFile] = []
     shown: dict[str, int] = {}
+    total = 0
     for number in order:
         root = vendored[number]
         if root is not None:
@@ -222,8 +235,12 @@ def rank_files(
             if shown[root] > 1:
                 continue  # one row per vendored tree: its copies must not crowd out the project's own files
             found.reasons[number].append(f"in the vendored copy {root}/")
-        out.append(_ranked(index, number, float(scores[number]), found.reasons[number], found.matched[number], cues))
-    return out
+        total += 1
+        if limit is None or len(out) < limit:
+            out.append(
+                _ranked(index, number, float(scores[number]), found.reasons[number], found.matched[number], cues)
+            )
+    return out, total
 
 
 def signals(index: FileIndex, cues: Cues, query_terms: list[str] | tuple[str, ...], weights: Weights) -> _Signals:

@@ -192,6 +192,8 @@ def evaluate(
             runs["ranked (default)"] = partial(run_ranked, root, q, action="focus")
         for method, call in runs.items():
             outcome = call()
+            outcome["qid"] = q["instance_id"]
+            outcome["rank"] = next((n for n, f in enumerate(outcome["files"], 1) if f in q["gold_files"]), None)
             outcome["top1"] = bool(outcome["files"]) and outcome["files"][0] in q["gold_files"]
             outcome["top5"] = any(f in q["gold_files"] for f in outcome["files"][:5])
             results.setdefault(repo, {}).setdefault(method, []).append(outcome)
@@ -228,6 +230,22 @@ def table(results: dict[str, dict[str, list[dict[str, Any]]]]) -> list[str]:
     for method in METHODS:
         every = [row for methods in results.values() for row in methods[method]]
         out.append(_row("pooled", method, len(every), _figures(every)))
+    return out
+
+
+def per_issue(
+    results: dict[str, dict[str, list[dict[str, Any]]]], ranks: dict[str, dict[str, int | None]]
+) -> list[str]:
+    """The gold file's rank per issue: held out, the default, the ranking before issue 33, and grep."""
+    out = [
+        "gold file's rank per issue (- : not listed):",
+        "| issue | held out | default | before issue 33 | grep+windows |",
+        "|---|---|---|---|---|",
+    ]
+    grep = {row["qid"]: row["rank"] for methods in results.values() for row in methods["grep+windows"]}
+    for qid, found in ranks.items():
+        cells = [found["held out"], found["default"], found["before"], grep.get(qid)]
+        out.append(f"| {qid} | " + " | ".join("-" if c is None else str(c) for c in cells) + " |")
     return out
 
 
@@ -293,9 +311,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     held_out: list[str] = []
     chosen = repo_loro.report(cases, held_out.append)
     print(held_out[0] + "\n", flush=True)
+    ranks = repo_loro.issue_ranks(cases, chosen)
     del cases
     results = evaluate(questions, chosen)
-    lines = [*held_out, "", *table(results)]
+    lines = [*held_out, "", *table(results), "", *per_issue(results, ranks)]
     print("\n".join(lines[len(held_out) + 1 :]), flush=True)
     if args.files:
         lines += ["", *latency(args.data, args.files, args.repeat)]

@@ -18,7 +18,16 @@ from typing import Any
 
 from sparseread_mcp.config import Settings
 from sparseread_mcp.directory.fileindex import FileIndex
-from sparseread_mcp.directory.filerank import DEFAULT_WEIGHTS, TUNABLE, WEIGHTED, Cues, Weights, goal_cues, rank_files
+from sparseread_mcp.directory.filerank import (
+    DEFAULT_WEIGHTS,
+    RULES,
+    TUNABLE,
+    WEIGHTED,
+    Cues,
+    Weights,
+    goal_cues,
+    rank_files,
+)
 from sparseread_mcp.engine import ReadEngine
 from sparseread_mcp.models import Intent
 from sparseread_mcp.protocol.intents import query_for
@@ -142,6 +151,11 @@ def ablations(cases: list[Case]) -> list[str]:
         "without definitions": replace(DEFAULT_WEIGHTS, define=0.0),
         "without uses of code names": replace(DEFAULT_WEIGHTS, refs=0.0),
         "tests, non-source and vendored not demoted": replace(DEFAULT_WEIGHTS, demoted=1.0),
+        **{
+            f"without the rule {rule}": replace(DEFAULT_WEIGHTS, **{rule: type(getattr(DEFAULT_WEIGHTS, rule))(0)})
+            for rule in RULES
+        },
+        "without the five rules (the ranking before issue 33)": BEFORE,
         "BM25 of the goal only": Weights(
             bm25=1.0, title=0.0, path=0.0, module=0.0, define=0.0, refs=0.0, tested=0.0, demoted=1.0
         ),
@@ -178,6 +192,22 @@ def sensitivity(cases: list[Case], base: Weights, label: str) -> list[str]:
 
 def _pair(figures: tuple[float, float]) -> str:
     return f"{figures[0]:.0f}% / {figures[1]:.0f}%"
+
+
+#: The ranking before issue 33: the default with its five rules switched off.
+BEFORE = replace(DEFAULT_WEIGHTS, **{rule: type(getattr(DEFAULT_WEIGHTS, rule))(0) for rule in RULES})
+
+
+def issue_ranks(cases: list[Case], chosen: dict[str, Weights]) -> dict[str, dict[str, int | None]]:
+    """Issue -> the gold file's rank held out, with the default, and with the ranking before issue 33."""
+    return {
+        case.qid: {
+            "held out": gold_rank(case, chosen[case.repo]),
+            "default": gold_rank(case, DEFAULT_WEIGHTS),
+            "before": gold_rank(case, BEFORE),
+        }
+        for case in cases
+    }
 
 
 def report(cases: list[Case], log: Callable[[str], None] = print) -> dict[str, Weights]:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from functools import partial
 from stat import S_ISDIR, S_ISREG
 
-from . import progress
 from .answers.as_lines import asks_for_lines
 from .answers.handlers import FileAnswers
 from .answers.read import FileRead, ReadRequest, intent_on, opening_extras
@@ -15,7 +15,8 @@ from .commands.savings import build_trace, card_call, preview_call, read_call
 from .config import HARD_RESPONSE_CAP_TOKENS, MIN_BUDGET_TOKENS, Settings
 from .directory.collection import Inventory
 from .directory.collection_read import preview_directory, read_directory
-from .directory.fileindex import FileIndex, file_index_bytes
+from .directory.fileindex import FileIndex
+from .directory.indexes import FolderIndexes
 from .directory.repoindex import RepoIndexStore
 from .errors import BinaryArtifact, BudgetTooSmall, SparsereadError, StaleArtifact
 from .evidence import Hit
@@ -24,7 +25,7 @@ from .files.artifacts import LruCache
 from .files.indexcache import IndexCache
 from .files.large import large_card, read_range
 from .files.revisions import Revisions
-from .files.roots import ResolvedPath, Roots
+from .files.roots import Roots
 from .files.textdiff import TextDiff
 from .gate.delivery import CoverageFn, Delivery, Extras
 from .gate.ledger import Ledger
@@ -87,12 +88,15 @@ class ReadEngine:
             roots=self.roots,
             diff=self.diff,
         )
-        self._indexes: LruCache[str, FileIndex] = LruCache(
-            8, max_bytes=cache_bytes // 4, weigh=file_index_bytes
-        )  # directory fingerprint -> file index
         # directory -> (path, size, mtime) -> inventory type, learned by the walks in the workers
         self._file_types: LruCache[str, dict[tuple[str, int, int], str]] = LruCache(16)
         self.repo_indexes = RepoIndexStore.for_settings(settings, self.roots)  # None: not kept on disk
+        # Looked up at each build, so a replaced reader (a test's counting one) is the one used.
+        self.indexes = FolderIndexes(
+            lambda base, entries, *, label: self.files.extract_features(base, entries, label=label),
+            self.repo_indexes,
+            cache_bytes // 4,
+        )
 
     @property
     def selection(self) -> Policy:
@@ -143,20 +147,10 @@ class ReadEngine:
         self._file_types.put(location.relative, learned)
         return found
 
-    def file_index(self, inventory: Inventory) -> FileIndex:
-        """The directory's file index, built once per directory fingerprint."""
-        base = self.roots.resolve(inventory.root_path or ".")
-        large = len(inventory.files) >= progress.LARGE_FILE_COUNT and self._indexes.get(inventory.fingerprint) is None
-        with progress.preparing(
-            f"the index of {inventory.root_path or '.'}/ ({len(inventory.files)} files)", large=large
-        ):
-            return self._indexes.get_or_build(inventory.fingerprint, lambda: self._build_index(base, inventory))
-
-    def _build_index(self, base: ResolvedPath, inventory: Inventory) -> FileIndex:
-        extract = partial(self.files.extract_features, label=f"{inventory.root_path or '.'}/")
-        if self.repo_indexes is None:
-            return FileIndex.build(base, inventory.files, extract=extract)
-        return self.repo_indexes.index(base, inventory.files, extract=extract)
+    def file_index(self, inventory: Inventory, *, first: Sequence[str] = ()) -> FileIndex:
+        """The directory's file index, built once per fingerprint and within the call's time (a large
+        tree's first one may be partial: see directory/indexes.py)."""
+        return self.indexes.get(self.roots.resolve(inventory.root_path or "."), inventory, first=first)
 
     # -- tools -------------------------------------------------------------------------------
     def preview(

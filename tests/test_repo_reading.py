@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from sparseread_mcp.config import Settings
-from sparseread_mcp.directory import fileindex, filerank
+from sparseread_mcp.directory import fileindex, filenames, filerank
 from sparseread_mcp.directory.filerank import goal_cues
 from sparseread_mcp.engine import ReadEngine, ReadRequest
 from sparseread_mcp.models import Intent
@@ -229,7 +229,7 @@ def test_tests_name_the_sources_they_test() -> None:
         "testing/conftest.py",
         "testing/test_unrelated.py",
     ]
-    assert filerank._subjects(paths) == {3: [0], 4: [1], 5: [2]}
+    assert filenames.subjects(paths) == {3: [0], 4: [1], 5: [2]}
 
 
 def test_a_source_whose_tests_match_the_goal_ranks_above_one_that_only_shares_a_word(tmp_path: Path) -> None:

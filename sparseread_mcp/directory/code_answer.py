@@ -18,11 +18,12 @@ from ..locate.base import Query
 from ..models import Intent, OpResult
 from ..protocol.intents import query_for
 from ..readers.base import OutlineEntry, ParsedArtifact
-from .filerank import DEFAULT_WEIGHTS, Cues, RankedFile, Weights, goal_cues, query_terms_of, rank_files
+from .filerank import DEFAULT_WEIGHTS, Cues, RankedFile, Weights, goal_cues, query_terms_of, rank_top
 
 if TYPE_CHECKING:
     from .collection import Inventory
     from .context import DirectoryContext
+    from .fileindex import FileIndex
 
 #: A directory is read as code when at least this share of its indexed files are source files.
 CODE_SHARE = 0.2
@@ -40,13 +41,15 @@ TRACEBACK_BONUS = 3.0
 RANKING: Weights = DEFAULT_WEIGHTS
 
 
-def ranked_code(engine: DirectoryContext, inventory: Inventory, intent: Intent) -> tuple[list[Hit], OpResult]:
-    index = engine.file_index(inventory)
+def ranked_code(
+    engine: DirectoryContext, inventory: Inventory, intent: Intent, index: FileIndex
+) -> tuple[list[Hit], OpResult]:
     goal = intent.goal or " ".join(s.question for s in intent.slots or [])
     needles = [str(n) for n in intent.needles or []]
     cues = goal_cues(goal, needles)
     query = query_for(intent)
-    ranked = rank_files(index, cues, [*query.terms, *query_terms_of(" ".join(needles))], RANKING)
+    terms = [*query.terms, *query_terms_of(" ".join(needles))]
+    ranked, total = rank_top(index, cues, terms, RANKING, limit=max(TOP_FILES, TABLE_ROWS))
     prefix = f"{inventory.root_path}/" if inventory.root_path else ""
     queued: list[tuple[float, Hit]] = []
     for rank, found in enumerate(ranked[:TOP_FILES]):
@@ -60,20 +63,31 @@ def ranked_code(engine: DirectoryContext, inventory: Inventory, intent: Intent) 
             queued.append((rank + SYMBOL_STEP * step, hit))
     queued.sort(key=lambda pair: pair[0])
     result = OpResult(
-        value=len(ranked),
+        value=total,
         scanned=f"{len(index.files)} files under {inventory.root_path or '.'}",
         columns=["path", "why"],
         rows=[[prefix + r.path, r.why] for r in ranked[:TABLE_ROWS]],
-        row_count=len(ranked),
+        row_count=total,
         rows_scanned=len(index.files),
         query=", ".join(cues.top(8)) or None,
-        capped=len(ranked) > TABLE_ROWS,
+        capped=total > TABLE_ROWS,
+        left_out=pending_note(index) if index.pending else None,
         provenance=[
             "files ranked by names they define, paths and module names the goal gives, and BM25 per file; "
             "tests, non-source files and vendored copies weigh less; items: the top files' best symbols"
         ],
     )
     return [hit for _, hit in queued], result
+
+
+def pending_note(index: FileIndex) -> str:
+    """What a partial index says it left out, and how the next call covers it."""
+    total = len(index.files) + index.pending
+    return (
+        f"{index.pending:,} of {total:,} files not indexed yet: the first search of a large tree indexes what "
+        "fits in half the call's time limit (paths that hold the goal's words first) and ranks those; each "
+        "next call on this folder indexes more, and the stored index is kept for new sessions"
+    )
 
 
 def _best_symbols(

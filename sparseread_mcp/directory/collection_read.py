@@ -37,9 +37,9 @@ from ..protocol.intents import objective_of, query_for, says_what_to_locate
 from ..protocol.session import DeliveredItem, Episode, Session
 from ..tokens import stamp_tokens
 from ..vocabulary import PREVIEW_TOOL, READ_TOOL
-from .code_answer import CODE_SHARE, ranked_code
+from .code_answer import CODE_SHARE, pending_note, ranked_code
 from .collection import Inventory, inventory_lines
-from .filerank import is_source
+from .filenames import is_source
 from .needlesearch import walk_note as _walk_note
 
 if TYPE_CHECKING:
@@ -105,10 +105,15 @@ def read_directory(
             )
         if intent.needles and not intent.goal and not intent.slots:
             hits, result = engine.search_folder(inventory, list(intent.needles))
-        elif action != "collect" and not intent.slots and _is_code(engine.file_index(inventory)):
-            hits, result = ranked_code(engine, inventory, intent)
         else:
-            hits = _ranked(engine, inventory, intent, collect=action == "collect")
+            # Built once per call: a large tree's first index may be partial, and a second build would
+            # read more files into it past the call's share of time (see engine.file_index).
+            index = engine.file_index(inventory, first=query_for(intent).terms)
+            if action != "collect" and not intent.slots and _is_code(index):
+                hits, result = ranked_code(engine, inventory, intent, index)
+            else:
+                hits = _ranked(engine, inventory, intent, index, collect=action == "collect")
+                result = _index_note(index)
         episode.pending = list(hits)
     return _deliver(engine, episode, inventory, intent, budget, result)
 
@@ -136,8 +141,20 @@ def _is_code(index: FileIndex) -> bool:
     return bool(index.files) and sum(is_source(f.path) for f in index.files) >= CODE_SHARE * len(index.files)
 
 
-def _ranked(engine: DirectoryContext, inventory: Inventory, intent: Intent, *, collect: bool) -> list[Hit]:
-    index = engine.file_index(inventory)
+def _index_note(index: FileIndex) -> OpResult | None:
+    """What a partial index left out, as a result of its own (None when the index covers the folder)."""
+    if not index.pending:
+        return None
+    return OpResult(
+        value=len(index.files),
+        scanned=f"{len(index.files)} files indexed",
+        left_out=pending_note(index),
+    )
+
+
+def _ranked(
+    engine: DirectoryContext, inventory: Inventory, intent: Intent, index: FileIndex, *, collect: bool
+) -> list[Hit]:
     hits: list[tuple[float, Hit]] = []
     slot_queries = (
         [(s.id, query_for(intent, slot_id=s.id)) for s in intent.slots]

@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ..config import Settings
     from ..evidence import Hit
     from ..files.roots import Roots
@@ -38,8 +40,9 @@ class DirectoryContext(Protocol):
         """The parse of one file under the roots (cached)."""
         ...
 
-    def file_index(self, inventory: Inventory) -> FileIndex:
-        """The folder's file index (cached by its fingerprint)."""
+    def file_index(self, inventory: Inventory, *, first: Sequence[str] = ()) -> FileIndex:
+        """The folder's file index (cached by its fingerprint); under a call's time limit maybe partial
+        (`pending` files not indexed yet), the paths holding the terms `first` read first."""
         ...
 
     def search_folder(self, inventory: Inventory, needles: list[str]) -> tuple[list[Hit], OpResult]:

@@ -13,8 +13,9 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import time
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,6 +58,8 @@ _RELEASE_LINE = re.compile(rb"^__version__[ \t]*(?::[^=\n]{0,80})?=", re.MULTILI
 #: Licence files name a separately released tree as well.
 _LICENSE_STEMS = ("license", "licence", "copying")
 _K1, _B = 1.2, 0.75
+#: Files read per worker call when indexing runs under a time budget (the budget is checked between calls).
+CHUNK_FILES = 400
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -171,29 +174,28 @@ def vendored_roots(paths: list[str], releases: set[str]) -> tuple[str, ...]:
 class FileIndex:
     """BM25 over files (path terms three times, then the head) and the names each file defines."""
 
-    def __init__(self, files: list[FileEntry], features: list[FileFeatures]) -> None:
+    def __init__(self, files: list[FileEntry], features: list[FileFeatures], *, pending: int = 0) -> None:
         self.files = files
         self.features = features
-        vocab: dict[str, int] = {}
-        rows: list[int] = []
-        cols: list[int] = []
-        tfs: list[int] = []
-        for number, feature in enumerate(features):
-            for word, count in feature.counts.items():
-                rows.append(number)
-                cols.append(vocab.setdefault(word, len(vocab)))
-                tfs.append(count)
-        self.vocab = vocab
-        order = np.argsort(np.asarray(cols, dtype=np.int64), kind="stable")
-        self._docs = np.asarray(rows, dtype=np.int64)[order]
-        self._tfs = np.asarray(tfs, dtype=np.float64)[order]
-        self._starts = np.searchsorted(np.asarray(cols, dtype=np.int64)[order], np.arange(len(vocab) + 1))
-        lengths = np.zeros(len(features), dtype=np.float64)
-        plain = [not word.startswith(REF) for word in vocab]
-        counted = (
-            np.asarray(tfs, dtype=np.float64) * np.asarray(plain, dtype=np.float64)[np.asarray(cols, dtype=np.int64)]
+        #: Files of the folder not indexed yet: indexing ran out of its time budget (see build).
+        self.pending = pending
+        #: Seconds the build took past reading files (building these arrays; a store adds its save).
+        self.post_seconds = 0.0
+        # Built by C-level passes over all (file, term) pairs, never a Python loop per pair: at 50,000
+        # files that loop was most of a warm search.
+        words = list(itertools.chain.from_iterable(f.counts for f in features))
+        self.vocab = vocab = {word: n for n, word in enumerate(dict.fromkeys(words))}
+        cols = np.fromiter(map(vocab.__getitem__, words), dtype=np.int64, count=len(words))
+        tfs = np.fromiter(
+            itertools.chain.from_iterable(f.counts.values() for f in features), dtype=np.float64, count=len(words)
         )
-        np.add.at(lengths, np.asarray(rows, dtype=np.int64), counted)
+        rows = np.repeat(np.arange(len(features), dtype=np.int64), [len(f.counts) for f in features])
+        order = np.argsort(cols, kind="stable")
+        self._docs = rows[order]
+        self._tfs = tfs[order]
+        self._starts = np.searchsorted(cols[order], np.arange(len(vocab) + 1))
+        plain = np.fromiter((not word.startswith(REF) for word in vocab), dtype=np.float64, count=len(vocab))
+        lengths = np.bincount(rows, weights=tfs * plain[cols], minlength=len(features)).astype(np.float64)
         mean = float(lengths.mean()) if len(features) and lengths.mean() > 0 else 1.0
         self._norm = _K1 * (1 - _B + _B * lengths / mean)
         self.defines: dict[str, list[tuple[int, int]]] = {}
@@ -213,9 +215,17 @@ class FileIndex:
         known: dict[str, FileFeatures] | None = None,
         *,
         extract: Extractor | None = None,
+        budget: float | None = None,
+        first: Sequence[str] = (),
+        cost_per_file: float = 0.0,
     ) -> FileIndex:
         """Index `files`, reusing from `known` (path -> features) every file whose size and mtime are
-        unchanged; the others are read by `extract` (the server's runs in a worker), else here."""
+        unchanged; the others are read by `extract` (the server's runs in a worker), else here.
+
+        With `budget` (seconds), new files are read CHUNK_FILES at a time, those whose paths hold the
+        most of the terms `first` first, until the budget is spent, keeping `cost_per_file` seconds for
+        each file the index will hold (the work after reading grows with it): the rest are left out of
+        this index and counted in `pending` (a later build, given these features as `known`, goes on)."""
         kept = [f for f in files if f.type not in _SKIPPED_TYPES]
         reused: dict[str, FileFeatures] = {}
         for entry in kept:
@@ -223,8 +233,22 @@ class FileIndex:
             if old is not None and (old.size, old.mtime_ns, old.type) == (entry.size, entry.mtime_ns, entry.type):
                 reused[entry.path] = old
         missing = [entry for entry in kept if entry.path not in reused]
-        fresh = iter((extract or extract_features)(directory, missing) if missing else [])
-        return cls(kept, [reused.get(entry.path) or next(fresh) for entry in kept])
+        read = extract or extract_features
+        if budget is None or len(missing) <= CHUNK_FILES:
+            fresh = dict(zip((e.path for e in missing), read(directory, missing) if missing else [], strict=True))
+        else:
+            fresh = _read_within(
+                directory,
+                _path_order(missing, first),
+                read,
+                lambda count: budget - cost_per_file * (len(reused) + count + CHUNK_FILES),
+            )
+        started = time.monotonic()
+        indexed = [entry for entry in kept if entry.path in reused or entry.path in fresh]
+        features = [reused.get(entry.path) or fresh[entry.path] for entry in indexed]
+        built = cls(indexed, features, pending=len(kept) - len(indexed))
+        built.post_seconds = time.monotonic() - started
+        return built
 
     def bm25(self, query_terms: list[str] | tuple[str, ...]) -> np.ndarray:
         """One BM25 score per file (zeros when no term is known)."""
@@ -252,7 +276,11 @@ class FileIndex:
 
     def references(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """(files, counts) of the files that use `name` (a code-like name or option), any case."""
-        term = self.vocab.get(REF + name.casefold())
+        return self.postings(REF + name.casefold())
+
+    def postings(self, word: str) -> tuple[np.ndarray, np.ndarray]:
+        """(files, counts) of the files whose terms hold `word` (a term as locate.terms makes it)."""
+        term = self.vocab.get(word)
         if term is None:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
         first, last = int(self._starts[term]), int(self._starts[term + 1])
@@ -307,6 +335,30 @@ class FileIndex:
             sym_ptr=np.asarray(sym_ptr, dtype=np.int64),
         )
         write_atomically(path, buffer.getvalue())
+
+
+def _path_order(entries: list[FileEntry], first: Sequence[str]) -> list[FileEntry]:
+    """`entries` with those whose path holds the most distinct terms of `first` first (stable otherwise)."""
+    wanted = set(first)
+    if not wanted:
+        return entries
+    held = [len(wanted.intersection(terms(entry.path.replace("/", " ")))) for entry in entries]
+    return [entries[n] for n in sorted(range(len(entries)), key=lambda n: -held[n])]
+
+
+def _read_within(
+    directory: ResolvedPath, entries: list[FileEntry], read: Extractor, budget: Callable[[int], float]
+) -> dict[str, FileFeatures]:
+    """Features of `entries` in order, CHUNK_FILES per call to `read`, until the seconds spent reach
+    `budget(files read so far)` (the first chunk is always read)."""
+    started = time.monotonic()
+    out: dict[str, FileFeatures] = {}
+    for first in range(0, len(entries), CHUNK_FILES):
+        chunk = entries[first : first + CHUNK_FILES]
+        out.update(zip((e.path for e in chunk), read(directory, chunk), strict=True))
+        if time.monotonic() - started >= budget(len(out)):
+            break
+    return out
 
 
 def load_features(path: Path) -> dict[str, FileFeatures]:

@@ -14,6 +14,8 @@ import hashlib
 import logging
 import os
 import threading
+import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..config import Settings
@@ -73,11 +75,24 @@ class RepoIndexStore:
         for rel, feature in self.stored(directory).items():
             types.setdefault((f"{prefix}/{rel}", feature.size, feature.mtime_ns), feature.type)
 
-    def index(self, directory: ResolvedPath, files: list[FileEntry], *, extract: Extractor | None = None) -> FileIndex:
-        """The index of `files`: stored features where unchanged, the rest read now (by `extract`); saved when
-        anything changed."""
+    def index(
+        self,
+        directory: ResolvedPath,
+        files: list[FileEntry],
+        *,
+        extract: Extractor | None = None,
+        budget: float | None = None,
+        first: Sequence[str] = (),
+        cost_per_file: float = 0.0,
+    ) -> FileIndex:
+        """The index of `files`: stored features where unchanged, the rest read now (by `extract`, within
+        `budget` seconds: see FileIndex.build); saved when anything changed, so a partial index grows with
+        each call until it covers the folder."""
         known = self.stored(directory)
-        built = FileIndex.build(directory, files, known, extract=extract)
+        built = FileIndex.build(
+            directory, files, known, extract=extract, budget=budget, first=first, cost_per_file=cost_per_file
+        )
+        started = time.monotonic()
         fresh = {f.path: f for f in built.features}
         changed = len(fresh) != len(known) or any(known.get(p) is not f for p, f in fresh.items())
         if changed:
@@ -89,6 +104,7 @@ class RepoIndexStore:
                 logger.warning("cannot keep the index of %s: %s", directory.relative, exc)
             with self._lock:
                 self._loaded.put(str(directory.absolute), fresh)
+        built.post_seconds += time.monotonic() - started
         return built
 
     def prune(self) -> None:

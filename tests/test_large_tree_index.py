@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 import pytest
+from flow import answer_record
 from mcp import Client
 
 from sparseread_mcp import Settings
@@ -32,7 +33,7 @@ def tree(root: Path) -> Path:
 async def focus(client: Client, goal: str) -> dict[str, Any]:
     result = await client.call_tool("sro_read", {"target": ".", "intent": {"goal": goal}})
     assert not result.is_error, result
-    body: Any = result.structured_content
+    body: Any = answer_record(result)
     return dict(body["result"])
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import anyio
 import pytest
+from flow import answer_record
 from mcp import Client
 
 from sparseread_mcp import Settings
@@ -38,7 +39,7 @@ async def ranking(root: Path, tmp_path: Path, goal: str) -> list[tuple[str, str]
         async with Client(server) as client:
             result = await client.call_tool("sro_read", {"target": ".", "intent": {"goal": goal}})
     assert not result.is_error, result
-    body: Any = result.structured_content
+    body: Any = answer_record(result)
     return [(str(path), str(why)) for path, why in body["result"]["rows"]]
 
 

@@ -11,6 +11,11 @@ from mcp.types import TextContent
 from sparseread_mcp.wire import gate_decision, record_of
 
 
+def answer_text(result: Any) -> str:
+    """Every text block of a tool answer, joined: what a model reads (a frame, then texts sent as blocks)."""
+    return "\n".join(b.text for b in result.content if isinstance(b, TextContent))
+
+
 def answer_record(result: Any) -> dict[str, Any] | None:
     """The record a tool answer carries: its structured copy, or (texts sent as blocks of their own: a
     native preview, items that span lines) the record its text blocks make; None for an error."""

@@ -23,7 +23,7 @@ import httpx
 import httpx2
 import pytest
 import uvicorn
-from flow import answer_record
+from flow import answer_record, answer_text
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from test_mcp_transports import running_http_server
@@ -123,10 +123,6 @@ async def legacy_client(url: str) -> AsyncIterator[Client]:
         yield client
 
 
-def _text(result: object) -> str:
-    return "\n".join(block.text for block in result.content)  # type: ignore[attr-defined]
-
-
 async def test_one_session_with_many_slow_calls_does_not_keep_another_session_waiting(tmp_path: Path) -> None:
     """Before: 40 slow calls of one session took all 40 of anyio's worker threads, and another session's
     call got no answer until they ended. Now the session runs its share and the others wait."""
@@ -150,7 +146,7 @@ async def test_one_session_with_many_slow_calls_does_not_keep_another_session_wa
                 attacks.cancel_scope.cancel()  # the client cancels its slow calls: they end
             finally:
                 engine.release.set()  # only what the cancellation did not end (a hang guard that fired)
-    assert not answer.is_error and "42 rpm" in _text(answer), _text(answer)
+    assert not answer.is_error and "42 rpm" in answer_text(answer), answer_text(answer)
     assert pending <= settings.max_calls_per_session  # the attacker ran its share, no more
 
 
@@ -183,7 +179,9 @@ async def test_a_call_that_finds_no_place_before_its_limit_gets_a_typed_error(tm
     assert answers, "the call never answered"
     waited = answers[0]
     assert waited.is_error
-    assert "did not start" in _text(waited) and "SPARSEREAD_MAX_CALLS_PER_SESSION=1" in _text(waited), _text(waited)
+    assert "did not start" in answer_text(waited) and "SPARSEREAD_MAX_CALLS_PER_SESSION=1" in answer_text(waited), (
+        answer_text(waited)
+    )
 
 
 _HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
@@ -216,7 +214,7 @@ async def _fresh_clients_are_answered(base: str) -> None:
     assert health.status_code == 200
     async with legacy_client(f"{base}/mcp") as fresh:
         result = await fresh.call_tool("sro_read", {"target": "notes.md", "intent": {"needles": ["42 rpm"]}})
-        assert not result.is_error and "42 rpm" in _text(result)
+        assert not result.is_error and "42 rpm" in answer_text(result)
     async with Client(f"{base}/mcp") as stateless:
         result = await stateless.call_tool("sro_card", {})
         assert not result.is_error
@@ -315,7 +313,7 @@ async def test_one_clients_compaction_never_waits_behind_anothers(tmp_path: Path
                 tasks.cancel_scope.cancel()
             finally:
                 engine.release.set()
-    assert not answer.is_error and answer_record(answer) is not None, _text(answer)
+    assert not answer.is_error and answer_record(answer) is not None, answer_text(answer)
     assert still_running
 
 

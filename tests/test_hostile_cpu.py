@@ -13,6 +13,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from flow import answer_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp import Client
@@ -37,10 +38,6 @@ def runs(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _text(result: object) -> str:
-    return "\n".join(block.text for block in result.content)  # type: ignore[attr-defined]
-
-
 def _typed_stop(text: str) -> bool:
     """The needle was stopped with a typed error: its own timeout, or the call's limit (whichever first)."""
     return ("simpler pattern" in text and "(a+)+$" in text) or "ran past its" in text
@@ -54,8 +51,8 @@ async def test_a_catastrophic_regex_needle_is_stopped_with_a_typed_error(runs: P
         async with Client(server) as client:
             result = await client.call_tool("sro_read", {"target": target, "intent": {"needles": [CATASTROPHIC]}})
     assert result.is_error
-    assert _typed_stop(_text(result)), _text(result)
-    assert "internal error" not in _text(result)
+    assert _typed_stop(answer_text(result)), answer_text(result)
+    assert "internal error" not in answer_text(result)
 
 
 def test_a_slow_needle_outside_any_call_stops_at_the_match_cap(runs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -165,7 +162,7 @@ async def test_http_sessions_and_healthz_are_answered_while_a_regex_needle_runs(
                 result = await attacker.call_tool(
                     "sro_read", {"target": "runs.txt", "intent": {"needles": [CATASTROPHIC]}}
                 )
-                assert result.is_error and _typed_stop(_text(result)), _text(result)
+                assert result.is_error and _typed_stop(answer_text(result)), answer_text(result)
                 attack_done.set()
 
             async with anyio.create_task_group() as tasks, httpx.AsyncClient() as http:
@@ -175,7 +172,7 @@ async def test_http_sessions_and_healthz_are_answered_while_a_regex_needle_runs(
                         "sro_read", {"target": "small.md", "intent": {"needles": ["MARKER"]}}
                     )
                     health = await http.get(f"{url}/healthz")
-                    assert not result.is_error and "MARKER-42" in _text(result) and health.status_code == 200
+                    assert not result.is_error and "MARKER-42" in answer_text(result) and health.status_code == 200
                     answered_meanwhile += not attack_done.is_set()
     assert answered_meanwhile >= 3
 

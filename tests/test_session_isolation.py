@@ -17,7 +17,7 @@ import anyio
 import httpx
 import httpx2
 import pytest
-from flow import answer_record
+from flow import answer_record, answer_text
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from test_mcp_transports import running_http_server
@@ -38,10 +38,6 @@ def _stdio(root: Path, store: Path, *extra: str) -> StdioServerParameters:
     )
 
 
-def _text(result: object) -> str:
-    return "\n".join(block.text for block in result.content)  # type: ignore[attr-defined]
-
-
 @pytest.fixture
 def notes(tmp_path: Path) -> Path:
     root = tmp_path / "root"
@@ -57,10 +53,10 @@ async def test_two_stdio_servers_on_one_store_never_share_a_session(notes: Path,
     with anyio.fail_after(HANG_GUARD):
         async with Client(_stdio(notes, store)) as first, Client(_stdio(notes, store)) as second:
             mine = await first.call_tool("sro_read", {"target": "notes.md", "intent": {"goal": "harbor turbine"}})
-            assert "42 rpm" in _text(mine)
+            assert "42 rpm" in answer_text(mine)
             theirs = await second.call_tool("sro_read", {"target": "notes.md", "view": "full"})
             card = answer_record(await second.call_tool("sro_card", {}))
-    assert "already delivered" not in _text(theirs) and "42 rpm" in _text(theirs)
+    assert "already delivered" not in answer_text(theirs) and "42 rpm" in answer_text(theirs)
     assert card is not None and "session_intent" not in card, card
 
 

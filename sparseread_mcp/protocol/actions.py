@@ -77,12 +77,13 @@ def focus(
     max_chars: int = 2_000,
 ) -> tuple[list[Candidate], list[tuple[int, float]]]:
     """The best evidence for the goal in the chosen exposure form, within `max_chars`."""
-    ranking = locator.rank(parsed, query_for(intent))
+    query = query_for(intent)
+    ranking = locator.rank(parsed, query)
     slots = slots_of(intent)
     if parsed.focus_context:
         top = _top(parsed, ranking, slots, limit=max(8, max_items(intent) * 2), skip=episode.overlaps_delivered)
         return _with_context(parsed, top, parsed.focus_context, episode), ranking
-    spans = plan_exposure(parsed, ranking, form, max_chars, skip=episode.overlaps_delivered)
+    spans = plan_exposure(parsed, ranking, form, max_chars, skip=episode.overlaps_delivered, query=query)
     return [_span_candidate(parsed, span, slots) for span in spans], ranking
 
 
@@ -110,8 +111,9 @@ def collect(
     text = parsed.artifact.text
     weights = {slot.id: slot_weights(parsed, slot) for slot in slots}  # each slot's words by their rarity here
     for slot in slots:
-        ranking = locator.rank(parsed, query_for(intent, slot_id=slot.id if intent.slots else None))
-        spans = plan_exposure(parsed, ranking, form, share, skip=taken)
+        query = query_for(intent, slot_id=slot.id if intent.slots else None)
+        ranking = locator.rank(parsed, query)
+        spans = plan_exposure(parsed, ranking, form, share, skip=taken, query=query)
         if (
             max((support(slot, text[span.start : span.end], weights[slot.id]) for span in spans), default=0.0)
             < PARTIAL_SUPPORT

@@ -118,7 +118,8 @@ def answer(
     """The spans a configuration shows for a request, and the share of the gold they cover."""
     query = build_query([request.question], [])
     ranking = locators.get(configuration.location).rank(request.parsed, query)
-    spans = [(s.start, s.end) for s in plan_exposure(request.parsed, ranking, configuration.exposure, max_chars)]
+    planned = plan_exposure(request.parsed, ranking, configuration.exposure, max_chars, query=query)
+    spans = [(s.start, s.end) for s in planned]
     return spans, covered(spans, request.gold)
 
 

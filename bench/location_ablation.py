@@ -38,6 +38,8 @@ from typing import Any
 
 from bench.ablation_bench import patched
 from bench.location_candidates import candidate_rows, held_out, row_name
+from bench.location_periods import more_rows
+from bench.location_periods import rows as period_rows
 from bench.sentence_windows import focus_in_sentences
 from sparseread_mcp import Settings
 from sparseread_mcp.engine import ReadEngine, ReadRequest
@@ -326,7 +328,10 @@ def variants(semantic: bool) -> list[Variant]:
             sets=contract_free,
         ),
     ]
-    found += [Variant(row_name(family, parameter), patches=patches) for family, parameter, patches in candidate_rows()]
+    found += [
+        Variant(row_name(family, parameter), patches=patches)
+        for family, parameter, patches in candidate_rows() + period_rows() + more_rows()
+    ]
     if semantic:
         found += [
             Variant("reranker: hybrid MiniLM-L6 x context", configuration="hybrid x context", sets=(*LONG, PDF)),
@@ -421,7 +426,7 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, Json]]:
         print(f"  {variant.name}: {time.perf_counter() - started:.0f} s", flush=True)
         if args.json:
             args.json.write_text(json.dumps(table, indent=1))
-    for family in dict.fromkeys(family for family, _, _ in candidate_rows()):
+    for family in dict.fromkeys(family for family, _, _ in candidate_rows() + period_rows() + more_rows()):
         row, chosen = held_out(table, family, PDF)
         if (
             row

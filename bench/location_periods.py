@@ -243,3 +243,89 @@ def more_rows() -> list[tuple[str, str, list[tuple[Any, str, Any]]]]:
         ("row labels: a page-level BM25 over its table row labels", "0.5", scoring(row_labels(0.5))),
         ("row labels: a page-level BM25 over its table row labels", "1", scoring(row_labels(1.0))),
     ]
+
+
+def spread_pages(windows: Callable[..., list[Any]], close: float = 0.9) -> Callable[..., list[Any]]:
+    """`exposure._windows`, except when the best hits spread over pages (another page's best passage
+    scores at least `close` of the best): then each page's best passage, in rank order, within the budget."""
+    from sparseread_mcp.locate import exposure
+
+    def plan(parsed: ParsedArtifact, ranked: list[tuple[int, float]], max_chars: int, skip: Any) -> list[Any]:
+        region = regions(parsed)
+        if ranked:
+            best_region, best = region[ranked[0][0]], ranked[0][1]
+            rival = next((s for i, s in ranked if region[i] != best_region), 0.0)
+            if best > 0 and rival >= close * best:
+                return exposure._snippets(parsed, exposure._one_per_region(parsed, ranked), max_chars, skip)
+        return windows(parsed, ranked, max_chars, skip)
+
+    return plan
+
+
+def spread_rows() -> list[tuple[str, str, list[tuple[Any, str, Any]]]]:
+    from sparseread_mcp.locate import exposure
+
+    return [
+        (
+            "on figures: pages when the best hits spread over pages, else a window",
+            f"another page >= {close}",
+            [(exposure, "_windows", spread_pages(exposure._windows, close))],
+        )
+        for close in (0.95, 0.9, 0.8)
+    ]
+
+
+def spread_sentences(close: float = 0.9, forms: tuple[str, ...] = ("windows",)) -> Callable[..., Any]:
+    """`protocol.actions.focus`, except when its form is one of `forms` and the best hits spread over pages
+    or sections (another region's best passage scores at least `close` of the best): then the best
+    sentence of each region's best passage, regions in rank order, while the budget lasts (more places,
+    less of each); a confident ranking keeps the form as chosen (a window covers a whole statement)."""
+    from bench.sentence_windows import sentence_windows
+    from sparseread_mcp.locate import exposure
+    from sparseread_mcp.protocol import actions
+    from sparseread_mcp.protocol.intents import query_for
+
+    shipped = actions.focus
+
+    def focus(
+        parsed: ParsedArtifact, intent: Any, locator: Any, episode: Any, *, form: str = "snippets", max_chars: int = 2_000
+    ) -> tuple[list[Any], list[tuple[int, float]]]:
+        if form not in forms:
+            return shipped(parsed, intent, locator, episode, form=form, max_chars=max_chars)  # type: ignore[no-any-return]
+        query = query_for(intent)
+        ranking = locator.rank(parsed, query)
+        floor = ranking[0][1] * exposure.RELATIVE_CUTOFF if ranking else 0.0
+        ranked = [(i, s) for i, s in ranking[: exposure.SNIPPET_DEPTH] if s >= floor]
+        region = regions(parsed)
+        rival = next((s for i, s in ranked if region[i] != region[ranked[0][0]]), 0.0) if ranked else 0.0
+        if not ranked or rival < close * ranked[0][1]:
+            return shipped(parsed, intent, locator, episode, form=form, max_chars=max_chars)  # type: ignore[no-any-return]
+        firsts = exposure._one_per_region(parsed, ranked)
+        firsts = firsts[: len({region[i] for i, _ in ranked})]  # each region's best only
+        spans = sentence_windows(parsed, firsts, query, max_chars, skip=episode.overlaps_delivered)
+        slots = actions.slots_of(intent)
+        return [actions._span_candidate(parsed, span, slots) for span in spans], ranking
+
+    return focus
+
+
+def sentence_rows() -> list[tuple[str, str, list[tuple[Any, str, Any]]]]:
+    from sparseread_mcp.protocol import actions
+
+    out = [
+        (
+            "on figures, when the best hits spread: each page's best sentence",
+            f"another page >= {close}",
+            [(actions, "focus", spread_sentences(close))],
+        )
+        for close in (0.9, 0.8)
+    ]
+    out += [
+        (
+            "any form, when the best hits spread: each region's best sentence",
+            f"another region >= {close}",
+            [(actions, "focus", spread_sentences(close, ("windows", "snippets", "context", "pages")))],
+        )
+        for close in (0.95, 0.9, 0.8)
+    ]
+    return out

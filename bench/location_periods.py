@@ -275,7 +275,9 @@ def spread_rows() -> list[tuple[str, str, list[tuple[Any, str, Any]]]]:
     ]
 
 
-def spread_sentences(close: float = 0.9, forms: tuple[str, ...] = ("windows",)) -> Callable[..., Any]:
+def spread_sentences(
+    close: float = 0.9, forms: tuple[str, ...] = ("windows",), *, paged_only: bool = False
+) -> Callable[..., Any]:
     """`protocol.actions.focus`, except when its form is one of `forms` and the best hits spread over pages
     or sections (another region's best passage scores at least `close` of the best): then the best
     sentence of each region's best passage, regions in rank order, while the budget lasts (more places,
@@ -290,7 +292,7 @@ def spread_sentences(close: float = 0.9, forms: tuple[str, ...] = ("windows",)) 
     def focus(
         parsed: ParsedArtifact, intent: Any, locator: Any, episode: Any, *, form: str = "snippets", max_chars: int = 2_000
     ) -> tuple[list[Any], list[tuple[int, float]]]:
-        if form not in forms:
+        if form not in forms or (paged_only and not parsed.lines.page_count):
             return shipped(parsed, intent, locator, episode, form=form, max_chars=max_chars)  # type: ignore[no-any-return]
         query = query_for(intent)
         ranking = locator.rank(parsed, query)
@@ -327,5 +329,20 @@ def sentence_rows() -> list[tuple[str, str, list[tuple[Any, str, Any]]]]:
             [(actions, "focus", spread_sentences(close, ("windows", "snippets", "context", "pages")))],
         )
         for close in (0.95, 0.9, 0.8)
+    ]
+    out += [
+        (
+            "paged, snippets, when the best hits spread over pages: each page's best sentence",
+            f"another page >= {close}",
+            [(actions, "focus", spread_sentences(close, ("snippets",), paged_only=True))],
+        )
+        for close in (0.9, 0.8, 0.7)
+    ]
+    out += [
+        (
+            "snippets, when the best hits spread over regions: each region's best sentence",
+            "another region >= 0.8",
+            [(actions, "focus", spread_sentences(0.8, ("snippets",)))],
+        )
     ]
     return out

@@ -38,7 +38,7 @@ from typing import Any
 
 from bench.ablation_bench import patched
 from bench.location_candidates import candidate_rows, held_out, row_name
-from bench.location_periods import more_rows, sentence_rows, spread_rows
+from bench.location_periods import more_rows, sentence_rows, spread_rows, window_rows
 from bench.location_periods import rows as period_rows
 from bench.sentence_windows import focus_in_sentences
 from sparseread_mcp import Settings
@@ -330,7 +330,7 @@ def variants(semantic: bool) -> list[Variant]:
     ]
     found += [
         Variant(row_name(family, parameter), patches=patches)
-        for family, parameter, patches in candidate_rows() + period_rows() + more_rows() + spread_rows() + sentence_rows()
+        for family, parameter, patches in candidate_rows() + period_rows() + more_rows() + spread_rows() + sentence_rows() + window_rows()
     ]
     if semantic:
         found += [
@@ -426,7 +426,7 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, Json]]:
         print(f"  {variant.name}: {time.perf_counter() - started:.0f} s", flush=True)
         if args.json:
             args.json.write_text(json.dumps(table, indent=1))
-    for family in dict.fromkeys(family for family, _, _ in candidate_rows() + period_rows() + more_rows() + spread_rows() + sentence_rows()):
+    for family in dict.fromkeys(family for family, _, _ in candidate_rows() + period_rows() + more_rows() + spread_rows() + sentence_rows() + window_rows()):
         row, chosen = held_out(table, family, PDF)
         if (
             row

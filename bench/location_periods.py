@@ -338,6 +338,18 @@ def sentence_rows() -> list[tuple[str, str, list[tuple[Any, str, Any]]]]:
         )
         for close in (0.9, 0.8, 0.7)
     ]
+    from bench import sentence_windows as sentences
+
+    out += [
+        (
+            "paged, snippets, when the best hits spread over pages: each page's best short sentence (60)",
+            "another page >= 0.9",
+            [
+                (actions, "focus", spread_sentences(0.9, ("snippets",), paged_only=True)),
+                (sentences, "MIN_SENTENCE", 60),
+            ],
+        )
+    ]
     out += [
         (
             "snippets, when the best hits spread over regions: each region's best sentence",
@@ -346,3 +358,51 @@ def sentence_rows() -> list[tuple[str, str, list[tuple[Any, str, Any]]]]:
         )
     ]
     return out
+
+
+def window_and_sentences(close: float = 0.9, keep: int = 1_100) -> Callable[..., Any]:
+    """`protocol.actions.focus`; in windows form, when the best hits spread over pages, the window on the
+    best page keeps `keep` characters and the rest goes to the best sentence of each other page."""
+    from bench.sentence_windows import sentence_windows
+    from sparseread_mcp.locate import exposure
+    from sparseread_mcp.protocol import actions
+    from sparseread_mcp.protocol.intents import query_for
+
+    shipped = actions.focus
+
+    def focus(
+        parsed: ParsedArtifact, intent: Any, locator: Any, episode: Any, *, form: str = "snippets", max_chars: int = 2_000
+    ) -> tuple[list[Any], list[tuple[int, float]]]:
+        if form != "windows" or not parsed.lines.page_count:
+            return shipped(parsed, intent, locator, episode, form=form, max_chars=max_chars)  # type: ignore[no-any-return]
+        query = query_for(intent)
+        ranking = locator.rank(parsed, query)
+        floor = ranking[0][1] * exposure.RELATIVE_CUTOFF if ranking else 0.0
+        ranked = [(i, s) for i, s in ranking[: exposure.SNIPPET_DEPTH] if s >= floor]
+        region = regions(parsed)
+        rival = next((s for i, s in ranked if region[i] != region[ranked[0][0]]), 0.0) if ranked else 0.0
+        if not ranked or rival < close * ranked[0][1]:
+            return shipped(parsed, intent, locator, episode, form=form, max_chars=max_chars)  # type: ignore[no-any-return]
+        top = region[ranked[0][0]]
+        window = exposure.plan_exposure(parsed, ranked, "windows", keep, skip=episode.overlaps_delivered)
+        used = sum(s.end - s.start for s in window)
+        others = [(i, s) for i, s in exposure._one_per_region(parsed, ranked) if region[i] != top]
+        others = others[: len({region[i] for i, _ in others})]
+        rest = sentence_windows(parsed, others, query, max_chars - used, skip=episode.overlaps_delivered)
+        slots = actions.slots_of(intent)
+        return [actions._span_candidate(parsed, span, slots) for span in [*window, *rest]], ranking
+
+    return focus
+
+
+def window_rows() -> list[tuple[str, str, list[tuple[Any, str, Any]]]]:
+    from sparseread_mcp.protocol import actions
+
+    return [
+        (
+            "paged windows, when the best hits spread: a smaller window and other pages' best sentences",
+            f"window {keep}, another page >= 0.9",
+            [(actions, "focus", window_and_sentences(0.9, keep))],
+        )
+        for keep in (1_000, 1_200)
+    ]

@@ -13,6 +13,7 @@ None needs a vocabulary; each reads a structure of the document or of the questi
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -107,7 +108,7 @@ def contents_pages(parsed: ParsedArtifact, least: int = 6) -> set[int]:
             numbers = [int(s) for s in (line.strip(" |\t") for line in text[start:end].split("\n")) if s.isdigit()]
             numbers = [n for n in numbers if 1 <= n <= pages]
             if len(numbers) >= least:
-                rising = sum(b >= a for a, b in zip(numbers, numbers[1:], strict=False))
+                rising = sum(b >= a for a, b in itertools.pairwise(numbers))
                 if rising >= 0.8 * (len(numbers) - 1):
                     found.add(r)
         return found
@@ -209,7 +210,7 @@ def row_label_pages(parsed: ParsedArtifact) -> tuple[list[int], Any]:
         documents: list[list[str]] = [[] for _ in range(max(bounds) + 1)] if bounds else []
         for r, (s, e) in bounds.items():
             lines = [line for line in text[s:e].split("\n") if line.strip(" |\t")]
-            for line, after in zip(lines, lines[1:], strict=False):
+            for line, after in itertools.pairwise(lines):
                 if not _is_figure_line(line) and len(line) <= 80 and _is_figure_line(after):
                     documents[r].extend(terms(line))
         return regions(parsed), bm25.Bm25Corpus(documents)
@@ -290,7 +291,13 @@ def spread_sentences(
     shipped = actions.focus
 
     def focus(
-        parsed: ParsedArtifact, intent: Any, locator: Any, episode: Any, *, form: str = "snippets", max_chars: int = 2_000
+        parsed: ParsedArtifact,
+        intent: Any,
+        locator: Any,
+        episode: Any,
+        *,
+        form: str = "snippets",
+        max_chars: int = 2_000,
     ) -> tuple[list[Any], list[tuple[int, float]]]:
         if form not in forms or (paged_only and not parsed.lines.page_count):
             return shipped(parsed, intent, locator, episode, form=form, max_chars=max_chars)  # type: ignore[no-any-return]
@@ -371,7 +378,13 @@ def window_and_sentences(close: float = 0.9, keep: int = 1_100) -> Callable[...,
     shipped = actions.focus
 
     def focus(
-        parsed: ParsedArtifact, intent: Any, locator: Any, episode: Any, *, form: str = "snippets", max_chars: int = 2_000
+        parsed: ParsedArtifact,
+        intent: Any,
+        locator: Any,
+        episode: Any,
+        *,
+        form: str = "snippets",
+        max_chars: int = 2_000,
     ) -> tuple[list[Any], list[tuple[int, float]]]:
         if form != "windows" or not parsed.lines.page_count:
             return shipped(parsed, intent, locator, episode, form=form, max_chars=max_chars)  # type: ignore[no-any-return]
@@ -406,3 +419,8 @@ def window_rows() -> list[tuple[str, str, list[tuple[Any, str, Any]]]]:
         )
         for keep in (1_000, 1_200)
     ]
+
+
+def session_rows() -> list[tuple[str, str, list[tuple[Any, str, Any]]]]:
+    """Every session-15 candidate row, in the order of the results table."""
+    return rows() + more_rows() + spread_rows() + sentence_rows() + window_rows()

@@ -16,7 +16,10 @@ whatever the passage size), and one thing changes at a time against the shipped 
   with the seconds per question beside the gain.
 - data-free replacements for the lists (bench/location_candidates.py: RM3 feedback, a page prior, the
   document's title vocabulary, word coherence, the interrogative clause, pages of figures, their fusion, a
-  window with other pages), each family's parameter also chosen with one set held out.
+  window with other pages), each family's parameter also chosen with one set held out;
+- session 15's (bench/location_periods.py): the question's years in a page's column heads, table-of-contents
+  pages lowered, a page-level BM25 over table row labels, and each page's best sentence when the best hits
+  spread over pages.
 Baselines in the same run: plain BM25 snippets (passages by their own text, the question's own words) and
 one full read. A hit covers >= 80% of the gold characters; exposure is the median of characters returned;
 FinanceBench also counts a page hit (a returned passage on the gold page). Macro = mean over sets; the long
@@ -38,6 +41,7 @@ from typing import Any
 
 from bench.ablation_bench import patched
 from bench.location_candidates import candidate_rows, held_out, row_name
+from bench.location_periods import session_rows
 from bench.sentence_windows import focus_in_sentences
 from sparseread_mcp import Settings
 from sparseread_mcp.engine import ReadEngine, ReadRequest
@@ -326,7 +330,10 @@ def variants(semantic: bool) -> list[Variant]:
             sets=contract_free,
         ),
     ]
-    found += [Variant(row_name(family, parameter), patches=patches) for family, parameter, patches in candidate_rows()]
+    found += [
+        Variant(row_name(family, parameter), patches=patches)
+        for family, parameter, patches in candidate_rows() + session_rows()
+    ]
     if semantic:
         found += [
             Variant("reranker: hybrid MiniLM-L6 x context", configuration="hybrid x context", sets=(*LONG, PDF)),
@@ -421,7 +428,7 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, Json]]:
         print(f"  {variant.name}: {time.perf_counter() - started:.0f} s", flush=True)
         if args.json:
             args.json.write_text(json.dumps(table, indent=1))
-    for family in dict.fromkeys(family for family, _, _ in candidate_rows()):
+    for family in dict.fromkeys(family for family, _, _ in candidate_rows() + session_rows()):
         row, chosen = held_out(table, family, PDF)
         if (
             row

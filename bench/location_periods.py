@@ -345,7 +345,7 @@ def sentence_rows() -> list[tuple[str, str, list[tuple[Any, str, Any]]]]:
         )
         for close in (0.9, 0.8, 0.7)
     ]
-    from bench import sentence_windows as sentences
+    from sparseread_mcp.locate import sentences
 
     out += [
         (

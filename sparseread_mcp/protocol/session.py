@@ -107,6 +107,8 @@ class Session:
     #: Path (file or folder) -> the latest located intent stated or continued on it, latest last: a call
     #: without a goal on that path continues it (and never another path's).
     goals: dict[str, Intent] = field(default_factory=dict)
+    #: Path -> the note naming the goal the latest call on it continued: said once, not on every refine.
+    noted: dict[str, str] = field(default_factory=dict)
     #: Every tool call's cost, for `trace` and the card's savings (the latest MAX_CALLS are kept).
     calls: list[CallRecord] = field(default_factory=list)
     calls_dropped: int = 0

@@ -121,16 +121,20 @@ class Session:
                 return episode
         return None
 
-    def holds(self, path: str, fingerprint: str, start: int, end: int) -> bool:
-        """Whether every character of [start, end) of this file version was sent in a live episode of this
-        session (sparse items and full-view pages alike): the agent has that text already."""
-        spans = sorted(
+    def held_spans(self, path: str, fingerprint: str, start: int, end: int) -> list[tuple[int, int]]:
+        """The spans of this file version a live episode of this session sent that overlap [start, end)."""
+        return sorted(
             (d.start, d.end)
             for episode in self.episodes.values()
             if (episode.path, episode.fingerprint) == (path, fingerprint) and not episode.stale
             for d in episode.delivered
             if d.start < end and start < d.end
         )
+
+    def holds(self, path: str, fingerprint: str, start: int, end: int) -> bool:
+        """Whether every character of [start, end) of this file version was sent in a live episode of this
+        session (sparse items and full-view pages alike): the agent has that text already."""
+        spans = self.held_spans(path, fingerprint, start, end)
         reached = start
         for first, last in spans:
             if first > reached:

@@ -83,6 +83,8 @@ STOPS = {
     "skill": "coverage says found (SKILL.md); on a page of a full view, once it holds the gold",
     "skill-held": "what it read holds the gold (SKILL.md's calls, a reader that judges what it reads)",
 }
+#: Where the tokens go: a preview, the first read, refines, pages of a full view, the check, the verify.
+STEPS = ("preview", "first", "refine", "page", "check", "verify")
 #: The agents that make SKILL.md's calls: read with the question (no preview), focus, refines that continue it.
 SKILL_AGENTS = ("skill", "skill-held")
 
@@ -253,7 +255,8 @@ async def read_until_held(
     reads = sparse_reads = 0
     while reads < policy.max_calls - 1:
         before = seen.tokens
-        pack = seen.receive("read", await client.call_tool("sro_read", args))
+        step = "page" if "cursor" in args or args.get("view") == "full" else "refine" if reads else "first"
+        pack = seen.receive(step, await client.call_tool("sro_read", args))
         reads += 1
         if pack is None:
             return
@@ -380,7 +383,8 @@ def summarize(name: str, mode: str, runs: list[Json]) -> Json:
         "hit_sparse_share": sum(r["hit_sparse"] for r in runs) / len(runs),
         "asked_full": sum(r["asked_full"] for r in runs),
         "median_calls": med(r["calls"] for r in runs),
-        "median_steps": {k: med(r["steps"].get(k, 0) for r in runs) for k in ("preview", "read", "verify")},
+        "median_steps": {k: med(r["steps"].get(k, 0) for r in runs) for k in STEPS},
+        "total_steps": {k: sum(r["steps"].get(k, 0) for r in runs) for k in STEPS},
         "verify": dict(Counter(r["verify"] for r in runs)),
         "full_view": sum("full_view" in r["decisions"] for r in runs),
         "fallbacks": sum("fallback" in r["decisions"] for r in runs),
@@ -435,12 +439,11 @@ def table(rows: list[Json], policy: Policy, schema_tokens: tuple[int, int]) -> l
                 f"  ! {r['set']} {r['mode']}: {r['errors']} question(s) with tool errors, "
                 f"{r['unplaced_items']} item(s) not found verbatim in the source (see --json)"
             )
-    lines.append("Where the tokens went, medians per question (preview / collect, refine and cursor pages / verify):")
+    lines.append(f"Where the tokens went, median per question (share of all tokens): {' / '.join(STEPS)}:")
     for r in rows:
-        steps = r["median_steps"]
-        lines.append(
-            f"  {r['set']:<13}{r['mode']:<9}{steps['preview']:>8,.0f} /{steps['read']:>8,.0f} /{steps['verify']:>6,.0f}"
-        )
+        total = max(1, sum(r["total_steps"].values()))
+        cells = " /".join(f"{r['median_steps'][k]:>7,.0f} ({100 * r['total_steps'][k] / total:.0f}%)" for k in STEPS)
+        lines.append(f"  {r['set']:<13}{r['mode']:<9}{cells}")
     lines += [
         "ratio = median ours / median full read; med q = median of per-question ratios; total = sum / sum.",
         "hit: the evidence read before verify covers >= 80% of the gold characters (a full read always does); "

@@ -102,6 +102,8 @@ class Policy:
     max_calls: int
     exposure_tokens: int | None
     budget_tokens: int | None
+    #: budget_tokens of the first read alone (an experiment: the best passage or two, then refines).
+    first_budget: int | None = None
     stop: str = "held"  # "held": stop once the evidence read covers the gold; "found": on the server's coverage
     #: Sparse reads give up once they have cost this share of one full read (L_tokens) without the evidence.
     sparse_share: float = 0.25
@@ -251,7 +253,8 @@ async def read_until_held(
     view once (page 1 begins at the best match for the goal) and follow its cursor. A page of a full view the
     server chose itself (the selector's last resort, the gate's fallback) is followed the same way."""
     first = "focus" if policy.stop in SKILL_AGENTS else "collect"
-    args: Json = {"target": target, "action": first, "intent": intent, **budget}
+    opening = {"budget_tokens": policy.first_budget} if policy.first_budget else budget
+    args: Json = {"target": target, "action": first, "intent": intent, **opening}
     reads = sparse_reads = 0
     while reads < policy.max_calls - 1:
         before = seen.tokens
@@ -283,7 +286,9 @@ async def read_until_held(
         spent = (bool(full_tokens) and seen.sparse_tokens >= policy.sparse_share * full_tokens) or (
             sparse_reads >= policy.sparse_reads
         )
-        if pack.get("items") and not spent:
+        # A first read under a small budget may name the best passage instead of sending it: refine then.
+        pointed = bool(policy.first_budget) and pack.get("view") == "pointers"
+        if (pack.get("items") or pointed) and not spent:
             args = {"target": target, "action": "refine", **budget}
         elif policy.fallback and not seen.asked_full:
             seen.asked_full = True
@@ -495,6 +500,7 @@ def main(argv: list[str] | None = None) -> Json:
         help="when sparse reads give up, stop (default: ask view=full once and follow its cursor, as SKILL.md says)",
     )
     parser.add_argument("--budget-tokens", type=int, help="budget_tokens of each call (default: the server's)")
+    parser.add_argument("--first-budget", type=int, help="budget_tokens of the first read only (an experiment)")
     parser.add_argument(
         "--stop",
         choices=tuple(STOPS),
@@ -508,6 +514,7 @@ def main(argv: list[str] | None = None) -> Json:
         max_calls=args.max_calls,
         exposure_tokens=args.exposure_tokens,
         budget_tokens=args.budget_tokens,
+        first_budget=args.first_budget,
         stop=args.stop,
         sparse_share=args.sparse_share,
         sparse_reads=args.sparse_reads,

@@ -83,6 +83,8 @@ STOPS = {
     "skill": "coverage says found (SKILL.md); on a page of a full view, once it holds the gold",
     "skill-held": "what it read holds the gold (SKILL.md's calls, a reader that judges what it reads)",
 }
+#: Where the tokens go: a preview, the first read, refines, pages of a full view, the check, the verify.
+STEPS = ("preview", "first", "refine", "page", "check", "verify")
 #: The agents that make SKILL.md's calls: read with the question (no preview), focus, refines that continue it.
 SKILL_AGENTS = ("skill", "skill-held")
 
@@ -100,6 +102,8 @@ class Policy:
     max_calls: int
     exposure_tokens: int | None
     budget_tokens: int | None
+    #: budget_tokens of the first read alone (an experiment: the best passage or two, then refines).
+    first_budget: int | None = None
     stop: str = "held"  # "held": stop once the evidence read covers the gold; "found": on the server's coverage
     #: Sparse reads give up once they have cost this share of one full read (L_tokens) without the evidence.
     sparse_share: float = 0.25
@@ -249,11 +253,13 @@ async def read_until_held(
     view once (page 1 begins at the best match for the goal) and follow its cursor. A page of a full view the
     server chose itself (the selector's last resort, the gate's fallback) is followed the same way."""
     first = "focus" if policy.stop in SKILL_AGENTS else "collect"
-    args: Json = {"target": target, "action": first, "intent": intent, **budget}
+    opening = {"budget_tokens": policy.first_budget} if policy.first_budget else budget
+    args: Json = {"target": target, "action": first, "intent": intent, **opening}
     reads = sparse_reads = 0
     while reads < policy.max_calls - 1:
         before = seen.tokens
-        pack = seen.receive("read", await client.call_tool("sro_read", args))
+        step = "page" if "cursor" in args or args.get("view") == "full" else "refine" if reads else "first"
+        pack = seen.receive(step, await client.call_tool("sro_read", args))
         reads += 1
         if pack is None:
             return
@@ -280,7 +286,9 @@ async def read_until_held(
         spent = (bool(full_tokens) and seen.sparse_tokens >= policy.sparse_share * full_tokens) or (
             sparse_reads >= policy.sparse_reads
         )
-        if pack.get("items") and not spent:
+        # A first read under a small budget may name the best passage instead of sending it: refine then.
+        pointed = bool(policy.first_budget) and pack.get("view") == "pointers"
+        if (pack.get("items") or pointed) and not spent:
             args = {"target": target, "action": "refine", **budget}
         elif policy.fallback and not seen.asked_full:
             seen.asked_full = True
@@ -380,7 +388,8 @@ def summarize(name: str, mode: str, runs: list[Json]) -> Json:
         "hit_sparse_share": sum(r["hit_sparse"] for r in runs) / len(runs),
         "asked_full": sum(r["asked_full"] for r in runs),
         "median_calls": med(r["calls"] for r in runs),
-        "median_steps": {k: med(r["steps"].get(k, 0) for r in runs) for k in ("preview", "read", "verify")},
+        "median_steps": {k: med(r["steps"].get(k, 0) for r in runs) for k in STEPS},
+        "total_steps": {k: sum(r["steps"].get(k, 0) for r in runs) for k in STEPS},
         "verify": dict(Counter(r["verify"] for r in runs)),
         "full_view": sum("full_view" in r["decisions"] for r in runs),
         "fallbacks": sum("fallback" in r["decisions"] for r in runs),
@@ -435,12 +444,11 @@ def table(rows: list[Json], policy: Policy, schema_tokens: tuple[int, int]) -> l
                 f"  ! {r['set']} {r['mode']}: {r['errors']} question(s) with tool errors, "
                 f"{r['unplaced_items']} item(s) not found verbatim in the source (see --json)"
             )
-    lines.append("Where the tokens went, medians per question (preview / collect, refine and cursor pages / verify):")
+    lines.append(f"Where the tokens went, median per question (share of all tokens): {' / '.join(STEPS)}:")
     for r in rows:
-        steps = r["median_steps"]
-        lines.append(
-            f"  {r['set']:<13}{r['mode']:<9}{steps['preview']:>8,.0f} /{steps['read']:>8,.0f} /{steps['verify']:>6,.0f}"
-        )
+        total = max(1, sum(r["total_steps"].values()))
+        cells = " /".join(f"{r['median_steps'][k]:>7,.0f} ({100 * r['total_steps'][k] / total:.0f}%)" for k in STEPS)
+        lines.append(f"  {r['set']:<13}{r['mode']:<9}{cells}")
     lines += [
         "ratio = median ours / median full read; med q = median of per-question ratios; total = sum / sum.",
         "hit: the evidence read before verify covers >= 80% of the gold characters (a full read always does); "
@@ -492,6 +500,7 @@ def main(argv: list[str] | None = None) -> Json:
         help="when sparse reads give up, stop (default: ask view=full once and follow its cursor, as SKILL.md says)",
     )
     parser.add_argument("--budget-tokens", type=int, help="budget_tokens of each call (default: the server's)")
+    parser.add_argument("--first-budget", type=int, help="budget_tokens of the first read only (an experiment)")
     parser.add_argument(
         "--stop",
         choices=tuple(STOPS),
@@ -505,6 +514,7 @@ def main(argv: list[str] | None = None) -> Json:
         max_calls=args.max_calls,
         exposure_tokens=args.exposure_tokens,
         budget_tokens=args.budget_tokens,
+        first_budget=args.first_budget,
         stop=args.stop,
         sparse_share=args.sparse_share,
         sparse_reads=args.sparse_reads,

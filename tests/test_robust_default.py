@@ -111,7 +111,11 @@ def test_a_live_read_names_the_robust_default_its_reliability_and_what_next(tmp_
     pack = engine.read("s", ReadRequest(target="contract.txt", intent=Intent(goal="What is the renewal term?")))
     assert pack.gate.decision == "sparse" and pack.items and pack.selection is not None
     assert pack.selection.configuration == "text x bm25 x snippets" and pack.selection.reliability is not None
-    assert any("reliability" in hint and "view='full'" in hint for hint in pack.next)
+    # Coverage says `found`: the hint's "else refine" is left out (SKILL.md: read it, and if it answers, stop).
+    assert [c.status for c in pack.coverage] == ["found"] and not pack.next
+    partial = engine.read("t", ReadRequest(target="contract.txt", intent=Intent(goal="What is the zeppelin term?")))
+    assert [c.status for c in partial.coverage] != ["found"]
+    assert any("reliability" in hint and "view='full'" in hint for hint in partial.next)
     assert any("renewal term" in item.text for item in pack.items)
     assert pack.exposure.payload_chars < len(text) // 10
 

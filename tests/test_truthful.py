@@ -152,7 +152,7 @@ def test_an_unverified_claim_comes_with_the_passages_that_decide_it(filing: Read
     claim = "operating income in fiscal 2022 rose sharply to a record"
     pack = filing.read("u", ReadRequest(target="filing.md", action="verify", intent=Intent(goal=claim)))
     assert pack.verification is not None and pack.verification.status == "unverified"
-    assert "yours" in pack.verification.reason
+    assert "judge" in pack.verification.reason
     assert any("6,098" in item.text for item in pack.items)
 
 

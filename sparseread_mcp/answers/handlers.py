@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 from ..config import Settings
 from ..errors import BudgetTooSmall, IntentError
@@ -203,6 +204,10 @@ class FileAnswers:
         if read.intent is None or not read.intent.goal:
             raise IntentError("verify needs a claim in intent.goal, or a pointer target path@rev#anchor")
         cands, verification = actions.verify_claim(read.parsed, read.intent.goal, self.locator, held=read.delivery.held)
+        artifact = read.parsed.artifact
+        cands = actions.unheld(
+            read.parsed, cands, partial(read.session.held_spans, artifact.path, artifact.fingerprint)
+        )
         # Only the passages the verdict rests on: those this session already received (a collect's items,
         # a page of a full view) are named, not sent again (deliver_sparse), and none comes in their place.
         extras = replace(read.extras, verification=verification)

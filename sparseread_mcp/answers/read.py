@@ -66,6 +66,14 @@ def intent_on(
     earlier = session.goals.get(path) if continues else None
     intent, note = continued_intent(stated, earlier)
     session.remember_goal(path, located_part(intent))
+    # The note is said on the first call that continues a goal; the calls after it that continue the same
+    # one say nothing (every refine of a long filing would pay for the quoted goal again).
+    if note is None:
+        session.noted.pop(path, None)
+    elif session.noted.get(path) == note:
+        note = None
+    else:
+        session.noted[path] = note
     return intent, note
 
 

@@ -97,9 +97,25 @@ class Delivery:
         return shrink_pack(pack, self.budget_tokens, self.counter)
 
     def commit(self, pack: EvidencePack) -> EvidencePack:
-        """Remember the coverage a delivered pack reported, for the session card."""
-        self.episode.coverage.update({c.slot: c for c in pack.coverage})
+        """Remember the coverage a delivered pack reported, for the session card, with every pointer an
+        answer of the episode named for each slot (an answer names only those not named before)."""
+        for c in pack.coverage:
+            told = self.episode.coverage.get(c.slot)
+            earlier = told.pointers if told is not None else []
+            pointers = [*earlier, *(p for p in c.pointers if p not in earlier)]
+            self.episode.coverage[c.slot] = c.model_copy(update={"pointers": pointers})
         return pack
+
+    def unsaid(self, coverage: list[SlotCoverage]) -> list[SlotCoverage]:
+        """Each slot's coverage without the pointers an earlier answer of the episode named for it: the
+        agent has them (a refine of a long filing would list the same five again, about 150 tokens)."""
+        out = []
+        for c in coverage:
+            told = self.episode.coverage.get(c.slot)
+            if told is not None:
+                c = c.model_copy(update={"pointers": [p for p in c.pointers if p not in told.pointers]})
+            out.append(c)
+        return out
 
     def pack(
         self,
@@ -121,6 +137,7 @@ class Delivery:
         payload = full_chars or serialized_chars(items)
         sparse = 0 if full_chars else payload
         coverage, unresolved = self.coverage(spans + (support or []))
+        coverage = self.unsaid(coverage)
         return evidence_pack(
             episode=EpisodeRef(
                 id=episode.id,

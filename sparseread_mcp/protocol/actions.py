@@ -284,14 +284,36 @@ def page_order(parsed: ParsedArtifact, votes: dict[int, float]) -> list[int]:
 
 def _undelivered(text: str, episode: Episode, start: int, end: int) -> list[tuple[int, int]]:
     """The parts of text[start:end] no delivered item covers, trimmed of blanks at either end."""
+    return gaps_between(text, [(d.start, d.end) for d in episode.delivered], start, end)
+
+
+def unheld(
+    parsed: ParsedArtifact, cands: list[Candidate], spans: Callable[[int, int], list[tuple[int, int]]]
+) -> list[Candidate]:
+    """Each candidate without the text the agent holds at either end (`spans(start, end)`: what it holds
+    there): a verify's place that overlaps a passage already read sends only what is new. A candidate the
+    agent holds whole, or whose new part is blank, stays as it is (delivery names it, not sends it)."""
+    out: list[Candidate] = []
+    for c in cands:
+        held = spans(c.start, c.end)
+        gaps = gaps_between(parsed.artifact.text, held, c.start, c.end) if held else []
+        if len(gaps) == 1:
+            out.append(replace(c, start=gaps[0][0], end=gaps[0][1], passage=None))
+        else:
+            out.append(c)  # held whole, new only in the middle, or not held at all: as it was
+    return out
+
+
+def gaps_between(text: str, spans: list[tuple[int, int]], start: int, end: int) -> list[tuple[int, int]]:
+    """The parts of text[start:end] none of `spans` covers, trimmed of blanks at either end."""
     gaps: list[tuple[int, int]] = []
     cursor = start
-    for d in sorted(episode.delivered, key=lambda d: d.start):
-        if d.end <= cursor or d.start >= end:
+    for a, b in sorted(spans):
+        if b <= cursor or a >= end:
             continue
-        if d.start > cursor:
-            gaps.append((cursor, d.start))
-        cursor = max(cursor, d.end)
+        if a > cursor:
+            gaps.append((cursor, a))
+        cursor = max(cursor, b)
     if cursor < end:
         gaps.append((cursor, end))
     trimmed = []

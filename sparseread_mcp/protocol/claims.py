@@ -195,15 +195,12 @@ def _undecided(
         if not places or places[0].share < NEAR_SHARE:
             return [], Verification(status="not_found", reason=reason)
         near = places[0]
-        reason += (
-            f"; the place shown holds {near.share:.0%} of its rarer words and numbers, in case the claim says it in "
-            "other words: the verdict is yours"
-        )
+        reason += f"; the place shown holds {near.share:.0%} of its rarer words and numbers: judge it"
         return _places_answer(parsed, Decision(status="not_found", reason=reason, span=(0, 0)), [near])
     missing = _missing(claim, stretch, parsed.artifact.text, parsed, index, scales)
     reason = (
-        f"not established in one stretch of the source (the closest holds {share:.0%} of the claim's words and "
-        f"numbers{missing}): the passages are given so you can judge; the verdict is yours"
+        f"no one stretch holds it all (the closest {share:.0%} of its words and numbers{missing}): judge the "
+        "places shown"
     )
     if not places:
         best = parsed.passages[index]

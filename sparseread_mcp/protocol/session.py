@@ -107,6 +107,8 @@ class Session:
     #: Path (file or folder) -> the latest located intent stated or continued on it, latest last: a call
     #: without a goal on that path continues it (and never another path's).
     goals: dict[str, Intent] = field(default_factory=dict)
+    #: Path -> the note naming the goal the latest call on it continued: said once, not on every refine.
+    noted: dict[str, str] = field(default_factory=dict)
     #: Every tool call's cost, for `trace` and the card's savings (the latest MAX_CALLS are kept).
     calls: list[CallRecord] = field(default_factory=list)
     calls_dropped: int = 0
@@ -119,16 +121,20 @@ class Session:
                 return episode
         return None
 
-    def holds(self, path: str, fingerprint: str, start: int, end: int) -> bool:
-        """Whether every character of [start, end) of this file version was sent in a live episode of this
-        session (sparse items and full-view pages alike): the agent has that text already."""
-        spans = sorted(
+    def held_spans(self, path: str, fingerprint: str, start: int, end: int) -> list[tuple[int, int]]:
+        """The spans of this file version a live episode of this session sent that overlap [start, end)."""
+        return sorted(
             (d.start, d.end)
             for episode in self.episodes.values()
             if (episode.path, episode.fingerprint) == (path, fingerprint) and not episode.stale
             for d in episode.delivered
             if d.start < end and start < d.end
         )
+
+    def holds(self, path: str, fingerprint: str, start: int, end: int) -> bool:
+        """Whether every character of [start, end) of this file version was sent in a live episode of this
+        session (sparse items and full-view pages alike): the agent has that text already."""
+        spans = self.held_spans(path, fingerprint, start, end)
         reached = start
         for first, last in spans:
             if first > reached:

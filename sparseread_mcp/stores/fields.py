@@ -37,6 +37,7 @@ def session_fields(session: Session) -> dict[str, str]:
         "whole": session.whole,
         "order": list(session.episodes),
         "goals": [[path, intent.model_dump(mode="json", exclude_none=True)] for path, intent in session.goals.items()],
+        "noted": session.noted,
     }
     calls = {"calls": [c.to_json() for c in session.calls], "dropped": session.calls_dropped}
     fields = {FORMAT: FORMAT_VERSION, META: _dumps(meta), CALLS: _dumps(calls)}
@@ -88,6 +89,7 @@ def apply_fields(session: Session, fields: dict[str, str]) -> None:
     session.seen = dict(meta.seen)
     session.whole = dict(meta.whole)
     session.goals = {path: Intent.model_validate(goal) for path, goal in meta.goals}
+    session.noted = dict(meta.noted)
     session.calls = [_call(row) for row in calls.calls]
     session.calls_dropped = calls.dropped
     session.episodes = episodes

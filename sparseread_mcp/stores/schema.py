@@ -37,6 +37,8 @@ class StoredMeta(_Stored):
     order: list[Text]
     #: path, the latest located intent on it (latest last)
     goals: list[tuple[Text, dict[str, JsonValue]]] = Field(default_factory=list)
+    #: path, the note naming the goal the latest call on it continued
+    noted: dict[Text, Text] = Field(default_factory=dict)
 
 
 #: tool, path, fingerprint, type, action, decision, tokens, full_view_tokens, seconds, at

@@ -69,6 +69,8 @@ class ElisionSettings:
     min_chars: int = 200  # shorter results stay raw: a header and marks would cost most of what they save
     #: The horizon is never shorter: before the agent has reached back at all, its reach says nothing yet.
     min_horizon: int = 4
+    #: A line longer than this is cut into pieces of about this many characters, each kept or left on its own.
+    piece: int = _PIECE
 
     def __post_init__(self) -> None:
         if self.caution is not None and not 0.0 <= self.caution <= 1000.0:
@@ -176,16 +178,16 @@ def _shorten(result: _Result, held: set[str], settings: ElisionSettings, *, stal
         if isinstance(line, int):
             rendered.append(line)
             continue
-        pieces = _pieces(line)
+        spans = _pieces(line, settings.piece)
         kept = []
-        for piece in pieces:
-            found = line_keys(piece)
+        for start, end in spans:
+            found = line_keys(line[start:end])
             if stale:
                 found = {k for k in found if _lasting(k)}
             if found - held:
-                kept.append(piece)
+                kept.append((start, end))
             held |= found
-        rendered.append(1 if not kept else line if len(kept) == len(pieces) else " ⋯ ".join(kept))
+        rendered.append(1 if not kept else line if len(kept) == len(spans) else _joined(line, kept))
     text, kept_lines = _render(result.call_id, rendered)
     if len(text) > (1 - settings.min_saving) * len(result.text):
         held |= keys(result.text)  # it stays as it is: every key of it is still in the history
@@ -230,26 +232,38 @@ def _render(call_id: str, rendered: Sequence[str | int]) -> tuple[str, int]:
     return "\n".join([head, *out]), kept
 
 
-def _pieces(line: str) -> list[str]:
-    """A line, or a long line cut at a separator near every `_PIECE` characters (verbatim pieces)."""
-    if len(line) <= _PIECE:
-        return [line]
+def _pieces(line: str, size: int) -> list[tuple[int, int]]:
+    """A line as one span, or a long line (one-line JSON, minified text) as spans cut at a separator near
+    every `size` characters: a JSON member, a list item, a clause. Spans are verbatim and cover the line."""
+    if len(line) <= size:
+        return [(0, len(line))]
     out = []
     start = 0
-    while len(line) - start > _PIECE:
-        window = line[start : start + 2 * _PIECE]
+    while len(line) - start > size:
+        window = line[start : start + 2 * size]
         cut = -1
         for separator in _CUTS:
-            found = window.find(separator, _PIECE // 2)
+            found = window.find(separator, size // 2)
             if found != -1:
                 cut = found + len(separator)
                 break
         if cut <= 0:
-            cut = 2 * _PIECE
-        out.append(line[start : start + cut].strip())
+            cut = 2 * size
+        out.append((start, start + cut))
         start += cut
-    out.append(line[start:].strip())
-    return [p for p in out if p]
+    out.append((start, len(line)))
+    return [(a, b) for a, b in out if line[a:b].strip()]
+
+
+def _joined(line: str, kept: Sequence[tuple[int, int]]) -> str:
+    """The kept spans of a line: neighbours rejoined as the line had them, each gap one ` ⋯ `."""
+    runs: list[list[int]] = []
+    for start, end in kept:
+        if runs and runs[-1][1] == start:
+            runs[-1][1] = end
+        else:
+            runs.append([start, end])
+    return " ⋯ ".join(line[a:b].strip() for a, b in runs)
 
 
 def _lasting(key: str) -> bool:

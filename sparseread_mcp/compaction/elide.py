@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, replace
 
 from ..deadline import checkpoint
@@ -40,7 +40,8 @@ from .segments import argument_strings
 from .transcript import Transcript, load, validate
 
 #: The first characters of every shortened result: how a later pass knows it, and what the model reads first.
-HEADER = "[compacted tool result:"
+HEADER = "[compacted:"
+_OLD_HEADER = "[compacted tool result:"  # what earlier versions wrote: read back the same way
 _EXTENSION = 4  # a file name's extension (`.py`, `.tsx`, `.json`) is at most this long
 _PIECE = 100  # a longer line (one-line JSON, minified text) is cut into pieces of about this many characters
 #: The default knob: on the development runs the most saving point of the curve with retention >= 99% on every
@@ -49,9 +50,15 @@ _PIECE = 100  # a longer line (one-line JSON, minified text) is cut into pieces 
 #: with tau-bench left out would not hold there.
 DEFAULT_CAUTION = 2.5
 DEFAULT_KEEP_LAST = 1
-_MARK = re.compile(r"\[⋯ (\d{1,9}) lines?\]")
+#: A run of left-out lines: one bare mark (the header counts what went). Earlier versions wrote `[⋯ N lines]`.
+MARK = "⋯"
+_OLD_MARK = re.compile(r"\[⋯ (\d{1,9}) lines?\]")
+#: A pointer names the call by the last characters of its id (a long id costs some 20 tokens in every header),
+#: unless another call of the history ends the same way; `full_result_tool` resolves either.
+_HANDLE = 8
 #: A result of which no line stays is its header alone, which says how many lines went (a mark costs tokens).
-_EMPTY = re.compile(re.escape(HEADER) + r" (\d{1,9}) lines? left out; full text: .*\]")
+_EMPTY = re.compile(r"\[compacted(?: tool result)?: (\d{1,9}) lines? left out; full text: .*\]")
+_KEPT = re.compile(r"\[compacted(?: tool result)?: (\d{1,9}) of (\d{1,9}) lines kept; full text: .*\]")
 _CUTS = ("}, {", "], ", ", ", "; ", " ")
 
 
@@ -138,22 +145,26 @@ def elide(
         if settings.caution is None
         else max(settings.min_horizon, math.ceil(settings.caution * reach(transcript)))
     )
+    handles = _handles([result.call_id for result in results])
     plan: list[Elided] = []
     texts: dict[tuple[int, int | None], str] = {}
     # Newest first: of a key printed many times, the newest copy is the one kept.
     for position in range(len(candidates) - 1, -1, -1):
         result = candidates[position]
-        text, entry = _shorten(result, held, settings, stale=len(results) - position > horizon)
+        stale = len(results) - position > horizon
+        text, entry = _shorten(result, handles[result.call_id], held, settings, stale=stale)
         plan.append(entry)
         if text != result.text:
             texts[(result.message, result.block)] = text
-            if archive is not None and not result.text.startswith(HEADER):
+            if archive is not None and not _compacted(result.text):
                 archive[result.call_id] = result.text
     plan.reverse()
     return _replace(transcript, texts), plan
 
 
-def _shorten(result: _Result, held: set[str], settings: ElisionSettings, *, stale: bool) -> tuple[str, Elided]:
+def _shorten(
+    result: _Result, handle: str, held: set[str], settings: ElisionSettings, *, stale: bool
+) -> tuple[str, Elided]:
     """The shortened text of one result, adding to `held` the keys of what stays of it. A result shortened
     before is read back as its kept lines and its marks, and shortened again from them."""
     lines = _lines(result.text)
@@ -188,7 +199,7 @@ def _shorten(result: _Result, held: set[str], settings: ElisionSettings, *, stal
                 kept.append((start, end))
             held |= found
         rendered.append(1 if not kept else line if len(kept) == len(spans) else _joined(line, kept))
-    text, kept_lines = _render(result.call_id, rendered)
+    text, kept_lines = _render(handle, rendered)
     if len(text) > (1 - settings.min_saving) * len(result.text):
         held |= keys(result.text)  # it stays as it is: every key of it is still in the history
         return result.text, replace(
@@ -197,21 +208,55 @@ def _shorten(result: _Result, held: set[str], settings: ElisionSettings, *, stal
     return text, replace(entry, chars_after=len(text), kept_lines=kept_lines, reason="shortened")
 
 
+def _compacted(text: str) -> bool:
+    return text.startswith(HEADER) or text.startswith(_OLD_HEADER)
+
+
+def _handles(call_ids: Sequence[str]) -> dict[str, str]:
+    """The pointer each shortened result names: its call id's last `_HANDLE` characters, or the whole id when
+    it is short or another call of the history ends the same way."""
+    short = {c: c if len(c) <= _HANDLE + 2 else c[-_HANDLE:] for c in call_ids}
+    taken: dict[str, int] = {}
+    for handle in short.values():
+        taken[handle] = taken.get(handle, 0) + 1
+    return {c: h if taken[h] == 1 else c for c, h in short.items()}
+
+
+def resolve(archive: Mapping[str, str], pointer: str) -> str | None:
+    """The full text a shortened result's pointer names: by its whole call id, or by the end of one when no
+    other archived call id ends the same way."""
+    if pointer in archive:
+        return archive[pointer]
+    found = [key for key in archive if key.endswith(pointer)] if pointer else []
+    return archive[found[0]] if len(found) == 1 else None
+
+
 def _lines(text: str) -> list[str | int]:
-    """A result's lines; for one shortened before, its kept lines and, for each mark, the count it stands for."""
-    if not text.startswith(HEADER):
+    """A result's lines; for one shortened before, its kept lines and, for each mark, the count it stands for
+    (a bare mark's share of what the header says went: only the total matters once marks are merged)."""
+    if not _compacted(text):
         return list(text.split("\n"))
     empty = _EMPTY.fullmatch(text)
     if empty:
         return [int(empty.group(1))]
+    head, *body = text.split("\n")
     out: list[str | int] = []
-    for line in text.split("\n")[1:]:
-        mark = _MARK.fullmatch(line)
-        out.append(int(mark.group(1)) if mark else line)
+    bare: list[int] = []
+    for line in body:
+        old = _OLD_MARK.fullmatch(line)
+        if line == MARK:
+            bare.append(len(out))
+            out.append(1)
+        else:
+            out.append(int(old.group(1)) if old else line)
+    counts = _KEPT.fullmatch(head)
+    if counts and bare:
+        went = int(counts.group(2)) - sum(isinstance(line, str) for line in out)
+        out[bare[0]] = max(1, went - sum(line for line in out if isinstance(line, int)) + 1)
     return out
 
 
-def _render(call_id: str, rendered: Sequence[str | int]) -> tuple[str, int]:
+def _render(handle: str, rendered: Sequence[str | int]) -> tuple[str, int]:
     """Kept lines in order, each run of left-out lines as one mark, under a header naming the call."""
     out: list[str] = []
     elided = 0
@@ -220,16 +265,15 @@ def _render(call_id: str, rendered: Sequence[str | int]) -> tuple[str, int]:
             elided += line
             continue
         if elided:
-            out.append(f"[⋯ {elided} line{'s' if elided > 1 else ''}]")
+            out.append(MARK)
             elided = 0
         out.append(line)
     out.pop()  # the sentinel
     kept = sum(isinstance(line, str) for line in rendered)
     total = kept + sum(line for line in rendered if isinstance(line, int))
     if not kept:
-        return f"{HEADER} {total} line{'s' if total > 1 else ''} left out; full text: {call_id}]", 0
-    head = f"{HEADER} {kept} of {total} lines kept; full text: {call_id}]"  # each [⋯ N lines] mark says what went
-    return "\n".join([head, *out]), kept
+        return f"{HEADER} {total} line{'s' if total > 1 else ''} left out; full text: {handle}]", 0
+    return "\n".join([f"{HEADER} {kept} of {total} lines kept; full text: {handle}]", *out]), kept
 
 
 def _pieces(line: str, size: int) -> list[tuple[int, int]]:

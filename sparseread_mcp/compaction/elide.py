@@ -59,7 +59,10 @@ _HANDLE = 8
 #: A result of which no line stays is its header alone, which says how many lines went (a mark costs tokens).
 _EMPTY = re.compile(r"\[compacted(?: tool result)?: (\d{1,9}) lines? left out; full text: .*\]")
 _KEPT = re.compile(r"\[compacted(?: tool result)?: (\d{1,9}) of (\d{1,9}) lines kept; full text: .*\]")
-_CUTS = ("}, {", "], ", ", ", "; ", " ")
+#: Where a long line is cut: each separator, and how much of it ends the piece before the cut.
+_MEMBER_CUTS = (("}, {", 2), ("], ", 2), (', "', 2))
+_CUTS = (("}, {", 4), ("], ", 3), (", ", 2), ("; ", 2), (" ", 1))
+_MEMBER = 40  # one-line JSON is cut between members about every this many characters
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -76,8 +79,8 @@ class ElisionSettings:
     min_chars: int = 200  # shorter results stay raw: a header and marks would cost most of what they save
     #: The horizon is never shorter: before the agent has reached back at all, its reach says nothing yet.
     min_horizon: int = 4
-    #: A line longer than this is cut into pieces of about this many characters, each kept or left on its own.
-    piece: int = _PIECE
+    #: One-line JSON is cut between members into pieces of about this many characters, each kept or left alone.
+    piece: int = _MEMBER
 
     def __post_init__(self) -> None:
         if self.caution is not None and not 0.0 <= self.caution <= 1000.0:
@@ -189,7 +192,7 @@ def _shorten(
         if isinstance(line, int):
             rendered.append(line)
             continue
-        spans = _pieces(line, settings.piece)
+        spans = _pieces(line, _PIECE if stale else settings.piece)
         kept = []
         for start, end in spans:
             found = line_keys(line[start:end])
@@ -276,27 +279,34 @@ def _render(handle: str, rendered: Sequence[str | int]) -> tuple[str, int]:
     return "\n".join([f"{HEADER} {kept} of {total} lines kept; full text: {handle}]", *out]), kept
 
 
-def _pieces(line: str, size: int) -> list[tuple[int, int]]:
-    """A line as one span, or a long line (one-line JSON, minified text) as spans cut at a separator near
-    every `size` characters: a JSON member, a list item, a clause. Spans are verbatim and cover the line."""
-    if len(line) <= size:
+def _pieces(line: str, member: int) -> list[tuple[int, int]]:
+    """A line as one span, or a long line as verbatim spans covering it. Structured text (one-line JSON) is cut
+    between members (`, "`, `}, {`, `], `) about every `member` characters, so a record's id, date or price
+    stays or goes on its own; other text (minified code, long prose) only past `_PIECE` characters, at a
+    separator near every `_PIECE` (a code line is never cut between words)."""
+    if len(line) <= member:
         return [(0, len(line))]
     out = []
     start = 0
-    while len(line) - start > size:
-        window = line[start : start + 2 * size]
-        cut = -1
-        for separator in _CUTS:
-            found = window.find(separator, size // 2)
-            if found != -1:
-                cut = found + len(separator)
-                break
+    while len(line) - start > member:
+        cut = _cut(line[start : start + 2 * member], member, _MEMBER_CUTS)
+        if cut <= 0 and len(line) - start > _PIECE:
+            cut = _cut(line[start : start + 2 * _PIECE], _PIECE, _CUTS) or 2 * _PIECE
         if cut <= 0:
-            cut = 2 * size
+            break
         out.append((start, start + cut))
         start += cut
     out.append((start, len(line)))
     return [(a, b) for a, b in out if line[a:b].strip()]
+
+
+def _cut(window: str, size: int, separators: Sequence[tuple[str, int]]) -> int:
+    """Where to cut `window`: after the first separator found past half of `size` (-1 when none is)."""
+    for separator, keep in separators:
+        found = window.find(separator, size // 2)
+        if found != -1:
+            return found + keep
+    return -1
 
 
 def _joined(line: str, kept: Sequence[tuple[int, int]]) -> str:

@@ -62,7 +62,7 @@ _KEPT = re.compile(r"\[compacted(?: tool result)?: (\d{1,9}) of (\d{1,9}) lines 
 #: Where a long line is cut: each separator, and how much of it ends the piece before the cut.
 _MEMBER_CUTS = (("}, {", 2), ("], ", 2), (', "', 2))
 _CUTS = (("}, {", 4), ("], ", 3), (", ", 2), ("; ", 2), (" ", 1))
-_MEMBER = 40  # one-line JSON is cut between members about every this many characters
+_MEMBER = 25  # one-line JSON is cut between members about every this many characters
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -52,7 +52,7 @@ def test_a_json_results_ids_dates_and_amounts_survive_and_what_stays_is_verbatim
     shortened = [call_id for call_id in ids if compacted[call_id].startswith(HEADER)]
     assert shortened  # the repeated members (user, card, names, created_at) are held by newer records
     for call_id in shortened:
-        head, line = compacted[call_id].split("\n")
+        _, line = compacted[call_id].split("\n")
         record = json.loads(original[call_id])
         flight = record["flights"][0]
         amount = record["payment_history"][0]["amount"]

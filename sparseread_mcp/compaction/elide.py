@@ -55,7 +55,7 @@ MARK = "⋯"
 _OLD_MARK = re.compile(r"\[⋯ (\d{1,9}) lines?\]")
 #: A pointer names the call by the last characters of its id (a long id costs some 20 tokens in every header),
 #: unless another call of the history ends the same way; `full_result_tool` resolves either.
-_HANDLE = 8
+_HANDLE = 6
 #: A result of which no line stays is its header alone, which says how many lines went (a mark costs tokens).
 _EMPTY = re.compile(r"\[compacted(?: tool result)?: (\d{1,9}) lines? left out; full text: .*\]")
 _KEPT = re.compile(r"\[compacted(?: tool result)?: (\d{1,9}) of (\d{1,9}) lines kept; full text: .*\]")
@@ -276,6 +276,8 @@ def _render(handle: str, rendered: Sequence[str | int]) -> tuple[str, int]:
     total = kept + sum(line for line in rendered if isinstance(line, int))
     if not kept:
         return f"{HEADER} {total} line{'s' if total > 1 else ''} left out; full text: {handle}]", 0
+    if total == 1:  # a one-line result (one-line JSON) of which pieces stay: a count would say nothing
+        return "\n".join([f"{HEADER} full text: {handle}]", *out]), kept
     return "\n".join([f"{HEADER} {kept} of {total} lines kept; full text: {handle}]", *out]), kept
 
 

@@ -62,6 +62,7 @@ _KEPT = re.compile(r"\[compacted(?: tool result)?: (\d{1,9}) of (\d{1,9}) lines 
 #: Where a long line is cut: each separator, and how much of it ends the piece before the cut.
 _MEMBER_CUTS = (("}, {", 2), ("], ", 2), (', "', 2))
 _CUTS = (("}, {", 4), ("], ", 3), (", ", 2), ("; ", 2), (" ", 1))
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")  # a calendar date names a day, as an id names a record
 _MEMBER = 25  # one-line JSON is cut between members about every this many characters
 
 
@@ -326,6 +327,8 @@ def _lasting(key: str) -> bool:
     """Keys kept whatever a result's age: paths and file names (`src/a.py`, `PullRequestViewer.tsx`), ids
     mixing letters and digits, error lines."""
     if " " in key or "/" in key or (any(c.isdigit() for c in key) and any(c.isalpha() for c in key)):
+        return True
+    if _DATE.fullmatch(key):
         return True
     stem, dot, extension = key.rpartition(".")
     return bool(dot and stem and len(extension) <= _EXTENSION and extension.isalnum() and extension.islower())

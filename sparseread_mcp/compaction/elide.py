@@ -43,12 +43,12 @@ from .transcript import Transcript, load, validate
 HEADER = "[compacted:"
 _OLD_HEADER = "[compacted tool result:"  # what earlier versions wrote: read back the same way
 _EXTENSION = 4  # a file name's extension (`.py`, `.tsx`, `.json`) is at most this long
-_PIECE = 100  # a longer line (one-line JSON, minified text) is cut into pieces of about this many characters
+_PIECE = 100  # other long lines (minified code, long prose) are cut into pieces of about this many characters
 #: The default knob: on the development runs the most saving point of the curve with retention >= 99% on every
 #: family and >= 97% on every run, at every cadence measured (every 1, 4 and 8 turns in a closed loop, and
 #: as a hook on the raw history); see bench/results/issue31_compaction.md, which also says why choosing it
 #: with tau-bench left out would not hold there.
-DEFAULT_CAUTION = 2.5
+DEFAULT_CAUTION = 1.5
 DEFAULT_KEEP_LAST = 1
 #: A run of left-out lines: one bare mark (the header counts what went). Earlier versions wrote `[⋯ N lines]`.
 MARK = "⋯"

@@ -12,9 +12,12 @@ decided from the history alone (never from the steps to come), are:
   identifier, a path, an id, a number, an error line) that the rest of the history does not hold, newest
   results first, so that the newest copy of a repeated string is the one kept. Every key of the history is
   therefore still somewhere in what the model is sent. Lines are kept whole and in order; a run of left-out
-  lines becomes one `[⋯ N lines]` mark; nothing is paraphrased, labelled or counted.
+  lines becomes one bare `⋯` mark (the header counts what went); nothing is paraphrased or labelled. A
+  one-line JSON result is cut between its members, so a record keeps its id, date and price and leaves
+  the members every record repeats; kept neighbours stay joined as they were, a gap is ` ⋯ `.
 - Past a horizon, a result keeps only its lasting keys: paths and file names, ids that mix letters and
-  digits, and error lines; its other identifiers and numbers go once the history holds them nowhere newer.
+  digits, calendar dates, and error lines; its other identifiers and numbers go once the history holds
+  them nowhere newer.
   The horizon is `caution` times the agent's own reach so far: the furthest back, in results, it went for a
   string that only results held (one it had typed itself, or the user had, is no reach: those messages are
   never shortened). An agent that looks far back keeps more. `caution` is the knob: the lower, the more is

@@ -80,7 +80,7 @@ class ElisionSettings:
     caution: float | None = DEFAULT_CAUTION
     keep_last: int = DEFAULT_KEEP_LAST  # the latest results stay raw
     min_saving: float = 0.1  # a result is shortened only when at least this share of its characters goes
-    min_chars: int = 200  # shorter results stay raw: a header and marks would cost most of what they save
+    min_chars: int = 100  # shorter results stay raw: a header and marks would cost most of what they save
     #: The horizon is never shorter: before the agent has reached back at all, its reach says nothing yet.
     min_horizon: int = 4
     #: One-line JSON is cut between members into pieces of about this many characters, each kept or left alone.

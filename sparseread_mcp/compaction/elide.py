@@ -297,7 +297,8 @@ def _pieces(line: str, member: int) -> list[tuple[int, int]]:
     while len(line) - start > member:
         cut = _cut(line[start : start + 2 * member], member, _MEMBER_CUTS)
         if cut <= 0 and len(line) - start > _PIECE:
-            cut = _cut(line[start : start + 2 * _PIECE], _PIECE, _CUTS) or 2 * _PIECE
+            cut = _cut(line[start : start + 2 * _PIECE], _PIECE, _CUTS)
+            cut = cut if cut > 0 else 2 * _PIECE  # no separator at all (base64, a hash): cut where it is
         if cut <= 0:
             break
         out.append((start, start + cut))

@@ -14,7 +14,7 @@ from mcp import Client
 
 from sparseread_mcp import Settings, compact_history
 from sparseread_mcp.compaction import load, load_file, validate
-from sparseread_mcp.compaction.elide import HEADER
+from sparseread_mcp.compaction.elide import HEADER, MARK, resolve
 from sparseread_mcp.serve.server import create_server
 
 RUNS = Path(__file__).parent / "fixtures" / "runs"
@@ -81,7 +81,7 @@ def test_the_agents_own_edit_survives_whole_and_every_call_keeps_its_result() ->
 def test_a_directory_listing_is_never_summarised_as_an_error() -> None:
     shortened = _results(compact_history(_run(), caution=0.0))["call_1"]
     assert shortened.startswith(HEADER)  # a newer listing holds all but one of its lines
-    kept = [line for line in shortened.split("\n")[1:] if not re.fullmatch(r"\[⋯ \d+ lines?\]", line)]
+    kept = [line for line in shortened.split("\n")[1:] if line != MARK]
     assert kept == ["-rw-r--r-- 1 root root 2880 Apr 30 09:56 invalid test1.fits"]  # verbatim, nothing added
     assert "error:" not in shortened.lower() and "saw:" not in shortened
 
@@ -89,9 +89,10 @@ def test_a_directory_listing_is_never_summarised_as_an_error() -> None:
 def test_line_numbers_never_stand_for_a_view() -> None:
     # an old view: what stays of it is whole lines (the one with an id), never its numbers alone
     shortened = _results(compact_history(_run(), caution=0.0))["call_2"]
-    kept = [line for line in shortened.split("\n")[1:] if not re.fullmatch(r"\[⋯ \d+ lines?\]", line)]
+    kept = [line for line in shortened.split("\n")[1:] if line != MARK]
     assert kept == [line for line in VIEW.split("\n") if "weighted_total_v2" in line]
-    assert shortened.split("\n")[1:] == ["[⋯ 40 lines]", kept[0], "[⋯ 39 lines]"]
+    assert shortened.split("\n")[1:] == [MARK, kept[0], MARK]
+    assert shortened.split("\n")[0] == f"{HEADER} 1 of 80 lines kept; full text: call_2]"  # the header counts
 
 
 def test_the_full_text_of_a_shortened_result_is_one_lookup_away() -> None:
@@ -101,6 +102,7 @@ def test_the_full_text_of_a_shortened_result_is_one_lookup_away() -> None:
         if text.startswith(HEADER):
             assert f"full text: {call_id}]" in text.split("\n", 1)[0]
             assert archive[call_id] == _results(_run())[call_id]
+            assert resolve(archive, call_id) == archive[call_id]
     assert archive
 
 

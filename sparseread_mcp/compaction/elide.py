@@ -12,9 +12,12 @@ decided from the history alone (never from the steps to come), are:
   identifier, a path, an id, a number, an error line) that the rest of the history does not hold, newest
   results first, so that the newest copy of a repeated string is the one kept. Every key of the history is
   therefore still somewhere in what the model is sent. Lines are kept whole and in order; a run of left-out
-  lines becomes one `[⋯ N lines]` mark; nothing is paraphrased, labelled or counted.
+  lines becomes one bare `⋯` mark (the header counts what went); nothing is paraphrased or labelled. A
+  one-line JSON result is cut between its members, so a record keeps its id, date and price and leaves
+  the members every record repeats; kept neighbours stay joined as they were, a gap is ` ⋯ `.
 - Past a horizon, a result keeps only its lasting keys: paths and file names, ids that mix letters and
-  digits, and error lines; its other identifiers and numbers go once the history holds them nowhere newer.
+  digits, calendar dates, and error lines; its other identifiers and numbers go once the history holds
+  them nowhere newer.
   The horizon is `caution` times the agent's own reach so far: the furthest back, in results, it went for a
   string that only results held (one it had typed itself, or the user had, is no reach: those messages are
   never shortened). An agent that looks far back keeps more. `caution` is the knob: the lower, the more is
@@ -30,7 +33,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, replace
 
 from ..deadline import checkpoint
@@ -40,19 +43,30 @@ from .segments import argument_strings
 from .transcript import Transcript, load, validate
 
 #: The first characters of every shortened result: how a later pass knows it, and what the model reads first.
-HEADER = "[compacted tool result:"
+HEADER = "[compacted:"
+_OLD_HEADER = "[compacted tool result:"  # what earlier versions wrote: read back the same way
 _EXTENSION = 4  # a file name's extension (`.py`, `.tsx`, `.json`) is at most this long
-_PIECE = 100  # a longer line (one-line JSON, minified text) is cut into pieces of about this many characters
+_PIECE = 100  # other long lines (minified code, long prose) are cut into pieces of about this many characters
 #: The default knob: on the development runs the most saving point of the curve with retention >= 99% on every
 #: family and >= 97% on every run, at every cadence measured (every 1, 4 and 8 turns in a closed loop, and
 #: as a hook on the raw history); see bench/results/issue31_compaction.md, which also says why choosing it
 #: with tau-bench left out would not hold there.
-DEFAULT_CAUTION = 2.5
+DEFAULT_CAUTION = 1.5
 DEFAULT_KEEP_LAST = 1
-_MARK = re.compile(r"\[⋯ (\d{1,9}) lines?\]")
+#: A run of left-out lines: one bare mark (the header counts what went). Earlier versions wrote `[⋯ N lines]`.
+MARK = "⋯"
+_OLD_MARK = re.compile(r"\[⋯ (\d{1,9}) lines?\]")
+#: A pointer names the call by the last characters of its id (a long id costs some 20 tokens in every header),
+#: unless another call of the history ends the same way; `full_result_tool` resolves either.
+_HANDLE = 6
 #: A result of which no line stays is its header alone, which says how many lines went (a mark costs tokens).
-_EMPTY = re.compile(re.escape(HEADER) + r" (\d{1,9}) lines? left out; full text: .*\]")
-_CUTS = ("}, {", "], ", ", ", "; ", " ")
+_EMPTY = re.compile(r"\[compacted(?: tool result)?: (\d{1,9}) lines? left out; full text: .*\]")
+_KEPT = re.compile(r"\[compacted(?: tool result)?: (\d{1,9}) of (\d{1,9}) lines kept; full text: .*\]")
+#: Where a long line is cut: each separator, and how much of it ends the piece before the cut.
+_MEMBER_CUTS = (("}, {", 2), ("], ", 2), (', "', 2))
+_CUTS = (("}, {", 4), ("], ", 3), (", ", 2), ("; ", 2), (" ", 1))
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")  # a calendar date names a day, as an id names a record
+_MEMBER = 25  # one-line JSON is cut between members about every this many characters
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -66,9 +80,11 @@ class ElisionSettings:
     caution: float | None = DEFAULT_CAUTION
     keep_last: int = DEFAULT_KEEP_LAST  # the latest results stay raw
     min_saving: float = 0.1  # a result is shortened only when at least this share of its characters goes
-    min_chars: int = 200  # shorter results stay raw: a header and marks would cost most of what they save
+    min_chars: int = 100  # shorter results stay raw: a header and marks would cost most of what they save
     #: The horizon is never shorter: before the agent has reached back at all, its reach says nothing yet.
     min_horizon: int = 4
+    #: One-line JSON is cut between members into pieces of about this many characters, each kept or left alone.
+    piece: int = _MEMBER
 
     def __post_init__(self) -> None:
         if self.caution is not None and not 0.0 <= self.caution <= 1000.0:
@@ -136,22 +152,26 @@ def elide(
         if settings.caution is None
         else max(settings.min_horizon, math.ceil(settings.caution * reach(transcript)))
     )
+    handles = _handles([result.call_id for result in results])
     plan: list[Elided] = []
     texts: dict[tuple[int, int | None], str] = {}
     # Newest first: of a key printed many times, the newest copy is the one kept.
     for position in range(len(candidates) - 1, -1, -1):
         result = candidates[position]
-        text, entry = _shorten(result, held, settings, stale=len(results) - position > horizon)
+        stale = len(results) - position > horizon
+        text, entry = _shorten(result, handles[result.call_id], held, settings, stale=stale)
         plan.append(entry)
         if text != result.text:
             texts[(result.message, result.block)] = text
-            if archive is not None and not result.text.startswith(HEADER):
+            if archive is not None and not _compacted(result.text):
                 archive[result.call_id] = result.text
     plan.reverse()
     return _replace(transcript, texts), plan
 
 
-def _shorten(result: _Result, held: set[str], settings: ElisionSettings, *, stale: bool) -> tuple[str, Elided]:
+def _shorten(
+    result: _Result, handle: str, held: set[str], settings: ElisionSettings, *, stale: bool
+) -> tuple[str, Elided]:
     """The shortened text of one result, adding to `held` the keys of what stays of it. A result shortened
     before is read back as its kept lines and its marks, and shortened again from them."""
     lines = _lines(result.text)
@@ -176,17 +196,17 @@ def _shorten(result: _Result, held: set[str], settings: ElisionSettings, *, stal
         if isinstance(line, int):
             rendered.append(line)
             continue
-        pieces = _pieces(line)
+        spans = _pieces(line, _PIECE if stale else settings.piece)
         kept = []
-        for piece in pieces:
-            found = line_keys(piece)
+        for start, end in spans:
+            found = line_keys(line[start:end])
             if stale:
                 found = {k for k in found if _lasting(k)}
             if found - held:
-                kept.append(piece)
+                kept.append((start, end))
             held |= found
-        rendered.append(1 if not kept else line if len(kept) == len(pieces) else " ⋯ ".join(kept))
-    text, kept_lines = _render(result.call_id, rendered)
+        rendered.append(1 if not kept else line if len(kept) == len(spans) else _joined(line, kept))
+    text, kept_lines = _render(handle, rendered)
     if len(text) > (1 - settings.min_saving) * len(result.text):
         held |= keys(result.text)  # it stays as it is: every key of it is still in the history
         return result.text, replace(
@@ -195,21 +215,55 @@ def _shorten(result: _Result, held: set[str], settings: ElisionSettings, *, stal
     return text, replace(entry, chars_after=len(text), kept_lines=kept_lines, reason="shortened")
 
 
+def _compacted(text: str) -> bool:
+    return text.startswith(HEADER) or text.startswith(_OLD_HEADER)
+
+
+def _handles(call_ids: Sequence[str]) -> dict[str, str]:
+    """The pointer each shortened result names: its call id's last `_HANDLE` characters, or the whole id when
+    it is short or another call of the history ends the same way."""
+    short = {c: c if len(c) <= _HANDLE + 2 else c[-_HANDLE:] for c in call_ids}
+    taken: dict[str, int] = {}
+    for handle in short.values():
+        taken[handle] = taken.get(handle, 0) + 1
+    return {c: h if taken[h] == 1 else c for c, h in short.items()}
+
+
+def resolve(archive: Mapping[str, str], pointer: str) -> str | None:
+    """The full text a shortened result's pointer names: by its whole call id, or by the end of one when no
+    other archived call id ends the same way."""
+    if pointer in archive:
+        return archive[pointer]
+    found = [key for key in archive if key.endswith(pointer)] if pointer else []
+    return archive[found[0]] if len(found) == 1 else None
+
+
 def _lines(text: str) -> list[str | int]:
-    """A result's lines; for one shortened before, its kept lines and, for each mark, the count it stands for."""
-    if not text.startswith(HEADER):
+    """A result's lines; for one shortened before, its kept lines and, for each mark, the count it stands for
+    (a bare mark's share of what the header says went: only the total matters once marks are merged)."""
+    if not _compacted(text):
         return list(text.split("\n"))
     empty = _EMPTY.fullmatch(text)
     if empty:
         return [int(empty.group(1))]
+    head, *body = text.split("\n")
     out: list[str | int] = []
-    for line in text.split("\n")[1:]:
-        mark = _MARK.fullmatch(line)
-        out.append(int(mark.group(1)) if mark else line)
+    bare: list[int] = []
+    for line in body:
+        old = _OLD_MARK.fullmatch(line)
+        if line == MARK:
+            bare.append(len(out))
+            out.append(1)
+        else:
+            out.append(int(old.group(1)) if old else line)
+    counts = _KEPT.fullmatch(head)
+    if counts and bare:
+        went = int(counts.group(2)) - sum(isinstance(line, str) for line in out)
+        out[bare[0]] = max(1, went - sum(line for line in out if isinstance(line, int)) + 1)
     return out
 
 
-def _render(call_id: str, rendered: Sequence[str | int]) -> tuple[str, int]:
+def _render(handle: str, rendered: Sequence[str | int]) -> tuple[str, int]:
     """Kept lines in order, each run of left-out lines as one mark, under a header naming the call."""
     out: list[str] = []
     elided = 0
@@ -218,44 +272,67 @@ def _render(call_id: str, rendered: Sequence[str | int]) -> tuple[str, int]:
             elided += line
             continue
         if elided:
-            out.append(f"[⋯ {elided} line{'s' if elided > 1 else ''}]")
+            out.append(MARK)
             elided = 0
         out.append(line)
     out.pop()  # the sentinel
     kept = sum(isinstance(line, str) for line in rendered)
     total = kept + sum(line for line in rendered if isinstance(line, int))
     if not kept:
-        return f"{HEADER} {total} line{'s' if total > 1 else ''} left out; full text: {call_id}]", 0
-    head = f"{HEADER} {kept} of {total} lines kept; full text: {call_id}]"  # each [⋯ N lines] mark says what went
-    return "\n".join([head, *out]), kept
+        return f"{HEADER} {total} line{'s' if total > 1 else ''} left out; full text: {handle}]", 0
+    if total == 1:  # a one-line result (one-line JSON) of which pieces stay: a count would say nothing
+        return "\n".join([f"{HEADER} full text: {handle}]", *out]), kept
+    return "\n".join([f"{HEADER} {kept} of {total} lines kept; full text: {handle}]", *out]), kept
 
 
-def _pieces(line: str) -> list[str]:
-    """A line, or a long line cut at a separator near every `_PIECE` characters (verbatim pieces)."""
-    if len(line) <= _PIECE:
-        return [line]
+def _pieces(line: str, member: int) -> list[tuple[int, int]]:
+    """A line as one span, or a long line as verbatim spans covering it. Structured text (one-line JSON) is cut
+    between members (`, "`, `}, {`, `], `) about every `member` characters, so a record's id, date or price
+    stays or goes on its own; other text (minified code, long prose) only past `_PIECE` characters, at a
+    separator near every `_PIECE` (a code line is never cut between words)."""
+    if len(line) <= member:
+        return [(0, len(line))]
     out = []
     start = 0
-    while len(line) - start > _PIECE:
-        window = line[start : start + 2 * _PIECE]
-        cut = -1
-        for separator in _CUTS:
-            found = window.find(separator, _PIECE // 2)
-            if found != -1:
-                cut = found + len(separator)
-                break
+    while len(line) - start > member:
+        cut = _cut(line[start : start + 2 * member], member, _MEMBER_CUTS)
+        if cut <= 0 and len(line) - start > _PIECE:
+            cut = _cut(line[start : start + 2 * _PIECE], _PIECE, _CUTS)
+            cut = cut if cut > 0 else 2 * _PIECE  # no separator at all (base64, a hash): cut where it is
         if cut <= 0:
-            cut = 2 * _PIECE
-        out.append(line[start : start + cut].strip())
+            break
+        out.append((start, start + cut))
         start += cut
-    out.append(line[start:].strip())
-    return [p for p in out if p]
+    out.append((start, len(line)))
+    return [(a, b) for a, b in out if line[a:b].strip()]
+
+
+def _cut(window: str, size: int, separators: Sequence[tuple[str, int]]) -> int:
+    """Where to cut `window`: after the first separator found past half of `size` (-1 when none is)."""
+    for separator, keep in separators:
+        found = window.find(separator, size // 2)
+        if found != -1:
+            return found + keep
+    return -1
+
+
+def _joined(line: str, kept: Sequence[tuple[int, int]]) -> str:
+    """The kept spans of a line: neighbours rejoined as the line had them, each gap one ` ⋯ `."""
+    runs: list[list[int]] = []
+    for start, end in kept:
+        if runs and runs[-1][1] == start:
+            runs[-1][1] = end
+        else:
+            runs.append([start, end])
+    return " ⋯ ".join(line[a:b].strip() for a, b in runs)
 
 
 def _lasting(key: str) -> bool:
     """Keys kept whatever a result's age: paths and file names (`src/a.py`, `PullRequestViewer.tsx`), ids
     mixing letters and digits, error lines."""
     if " " in key or "/" in key or (any(c.isdigit() for c in key) and any(c.isalpha() for c in key)):
+        return True
+    if _DATE.fullmatch(key):
         return True
     stem, dot, extension = key.rpartition(".")
     return bool(dot and stem and len(extension) <= _EXTENSION and extension.isalnum() and extension.islower())

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import MissingDependency
 from .api import compact_history
-from .elide import DEFAULT_CAUTION, DEFAULT_KEEP_LAST
+from .elide import DEFAULT_CAUTION, DEFAULT_KEEP_LAST, resolve
 
 try:
     from langchain_core.messages import BaseMessage, convert_to_openai_messages
@@ -64,13 +64,14 @@ def pre_model_hook(
 
 
 def full_result_tool(archive: Mapping[str, str]) -> BaseTool:
-    """A tool that gives the model back the full text of a shortened tool result, by the call id its header
-    names (`full text: call_...`): pass the same dict as `pre_model_hook(archive=...)`, and this tool to the
-    agent. One call dereferences any shortened result."""
+    """A tool that gives the model back the full text of a shortened tool result, by the pointer its header
+    names (`full text: ...`: the tool call id, or its last characters): pass the same dict as
+    `pre_model_hook(archive=...)`, and this tool to the agent. One call dereferences any shortened result."""
 
     def full_result(tool_call_id: str) -> str:
-        """The full text of an earlier tool result that the history shows shortened, by its tool call id."""
-        text = archive.get(tool_call_id)
+        """The full text of an earlier tool result that the history shows shortened, by the pointer its header names
+        (a tool call id, or the end of one)."""
+        text = resolve(archive, tool_call_id)
         if text is None:
             known = ", ".join(sorted(archive)[-5:]) or "none yet"
             return f"no shortened result has the tool call id {tool_call_id!r}; shortened ones so far: {known}"

@@ -1,0 +1,96 @@
+"""One-line JSON results (a booking agent's records) and the pointers shortened results name."""
+
+from __future__ import annotations
+
+import json
+
+from sparseread_mcp import compact_history
+from sparseread_mcp.compaction.elide import HEADER, MARK, resolve
+
+
+def _record(code: str, flight: str, price: int) -> str:
+    return json.dumps(
+        {
+            "reservation_id": code,
+            "user_id": "omar_davis_3817",
+            "status": "confirmed",
+            "cabin": "economy",
+            "flights": [
+                {"origin": "SFO", "destination": "BOS", "flight_number": flight, "date": "2024-05-16", "price": price}
+            ],
+            "passengers": [{"first_name": "Omar", "last_name": "Davis", "dob": "1982-10-19"}],
+            "payment_history": [{"payment_id": "gift_card_6847880", "amount": price + 40}],
+            "created_at": "2024-05-11T01:11:41",
+            "insurance": "no",
+        }
+    )
+
+
+def _run(call_ids: list[str]) -> list[dict[str, object]]:
+    """A booking run: one record per call, each a one-line JSON result; the same user and card in every one."""
+    messages: list[dict[str, object]] = [
+        {"role": "system", "content": "You are an airline agent."},
+        {"role": "user", "content": "Look at my reservations."},
+    ]
+    for n, call_id in enumerate(call_ids):
+        arguments = json.dumps({"reservation_id": f"R{n:03d}X"})
+        call = {"id": call_id, "type": "function", "function": {"name": "get_reservation", "arguments": arguments}}
+        messages.append({"role": "assistant", "content": "", "tool_calls": [call]})
+        content = _record(f"R{n:03d}X", f"HAT{100 + n}", 300 + 17 * n)
+        messages.append({"role": "tool", "tool_call_id": call_id, "content": content})
+    return messages
+
+
+def _results(messages: list[dict[str, object]]) -> dict[str, str]:
+    return {str(m["tool_call_id"]): str(m["content"]) for m in messages if m["role"] == "tool"}
+
+
+def test_a_json_results_ids_dates_and_amounts_survive_and_what_stays_is_verbatim() -> None:
+    ids = [f"call_{n}" for n in range(6)]
+    # caution=None: every result keeps every key it alone holds, whatever its age
+    original, compacted = _results(_run(ids)), _results(compact_history(_run(ids), caution=None))
+    shortened = [call_id for call_id in ids if compacted[call_id].startswith(HEADER)]
+    assert shortened  # the repeated members (user, card, names, created_at) are held by newer records
+    for call_id in shortened:
+        _, line = compacted[call_id].split("\n")
+        record = json.loads(original[call_id])
+        flight = record["flights"][0]
+        amount = record["payment_history"][0]["amount"]
+        for value in (flight["flight_number"], f'"price": {flight["price"]}', f'"amount": {amount}'):
+            assert value in line  # what this record alone holds stays
+        assert len(line) < len(original[call_id])
+        for piece in line.split(f" {MARK} "):
+            assert piece in original[call_id]  # members kept verbatim, never rewritten
+    every = "\n".join(compacted.values())
+    for key in ("omar_davis_3817", "gift_card_6847880", "2024-05-16", "1982-10-19", "2024-05-11T01:11:41"):
+        assert key in every  # a repeated key stays once, in its newest copy
+
+
+def test_a_pointer_names_the_end_of_a_long_call_id_and_one_lookup_resolves_it() -> None:
+    ids = [f"call_Qw8rT9x8Yz7Lk3Mn4Op5B{n}q" for n in range(6)]
+    archive: dict[str, str] = {}
+    compacted = _results(compact_history(_run(ids), archive=archive))
+    headers = [text.split("\n", 1)[0] for text in compacted.values() if text.startswith(HEADER)]
+    assert headers
+    for call_id, text in compacted.items():
+        if text.startswith(HEADER):
+            pointer = text.split("\n", 1)[0].rsplit("full text: ", 1)[1].rstrip("]")
+            assert call_id.endswith(pointer) and len(pointer) < len(call_id)
+            assert resolve(archive, pointer) == _results(_run(ids))[call_id]
+
+
+def test_two_calls_ending_alike_are_named_by_their_whole_ids() -> None:
+    ids = [f"call_{n}{'A' * 20}Mn4Op5Bq" for n in range(6)]  # every id ends with the same 8 characters
+    compacted = _results(compact_history(_run(ids)))
+    for call_id, text in compacted.items():
+        if text.startswith(HEADER):
+            assert text.split("\n", 1)[0].endswith(f"full text: {call_id}]")
+
+
+def test_an_old_json_result_keeps_its_ids_and_compacting_again_keeps_them() -> None:
+    ids = [f"call_{n}" for n in range(6)]
+    once = compact_history(_run(ids))  # the default: the oldest records are past the horizon
+    twice = compact_history(once)
+    for history in (once, twice):
+        text = "\n".join(_results(history).values())
+        assert all(f"HAT{100 + n}" in text for n in range(6))  # ids mixing letters and digits last

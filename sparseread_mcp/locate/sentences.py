@@ -64,7 +64,18 @@ def _split(parsed: ParsedArtifact, index: int) -> list[tuple[int, int]]:
     if len(merged) > 1 and merged[-1][1] - merged[-1][0] < MIN_SENTENCE:
         last = merged.pop()
         merged[-1][1] = last[1]
-    return [(passage.start + a, passage.start + b) for a, b in merged] or [(passage.start, passage.end)]
+    trimmed = [_trim(text, a, b) for a, b in merged]
+    return [(passage.start + a, passage.start + b) for a, b in trimmed] or [(passage.start, passage.end)]
+
+
+def _trim(text: str, a: int, b: int) -> tuple[int, int]:
+    """[a, b) without the blanks at either end. A sentence cut at a line break would otherwise end just
+    past it (with the next line's indent): an item's text then ends in a newline its anchor can only name
+    as a column past its line's end, which a page anchor clamps away and line-and-column readers (editors,
+    `sed`) never return, so the text is not verbatim at its anchor."""
+    piece = text[a:b]
+    lead = len(piece) - len(piece.lstrip())
+    return a + lead, a + len(piece.rstrip())
 
 
 def best_sentences(
@@ -76,8 +87,8 @@ def best_sentences(
     skip: Callable[[int, int], bool] | None = None,
 ) -> list[Piece]:
     """The best sentence of each ranked passage in rank order while the budget lasts; then the next best
-    sentences of the shown passages, the best passage first; adjacent picks of one passage merge. Best
-    score first."""
+    sentences of the shown passages, the best passage first; picks of one passage with only blanks between
+    them merge. Best score first."""
     corpus = passage_index(parsed)
     weights = {t: corpus.rarity(t) for t in set(concept_terms(parsed, query))}
     queues: list[tuple[int, float, list[tuple[int, int]]]] = []
@@ -104,10 +115,11 @@ def best_sentences(
                 break
         if not added or used >= max_chars:
             break
+    text = parsed.artifact.text
     pieces: list[Piece] = []
     for start in sorted(picked):
         s, e, score, index = picked[start]
-        if pieces and pieces[-1][1] >= s - 2 and pieces[-1][3] == index:
+        if pieces and pieces[-1][3] == index and not text[pieces[-1][1] : s].strip():  # only blanks between
             last = pieces[-1]
             pieces[-1] = (last[0], e, max(last[2], score), index)
         else:

@@ -12,8 +12,9 @@ calibration and the live reads use this one function, so what was calibrated is 
 On a paged document, when the best snippets spread over pages (another page's best scores within
 `SPREAD_CLOSE` of the best: the ranking cannot tell which page holds the evidence), snippets show the best
 sentence of each page's best passage instead of whole passages: more pages reached in the same budget
-(FinanceBench's gold page in a focus 60.8% -> 66.7%, no char hit changed on any development set; see
-bench/results/issue33_location.md, session 15). A confident ranking keeps whole passages.
+(FinanceBench's gold page in a focus 60.8% -> 66.7%, and 72.5% with the shorter sentences of session 16;
+no char hit changed on any development set; see bench/results/issue33_location.md, sessions 15 and 16).
+A confident ranking keeps whole passages.
 """
 
 from __future__ import annotations

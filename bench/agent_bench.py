@@ -42,7 +42,6 @@ import argparse
 import json
 import os
 import random
-import re
 import statistics
 import sys
 from collections import Counter
@@ -60,7 +59,7 @@ from sparseread_mcp.locate.bm25 import Bm25Locator
 from sparseread_mcp.locate.exposure import plan_exposure
 from sparseread_mcp.select.calibrate import covered, doc_file, gold_spans
 from sparseread_mcp.tokens import TokenCounter
-from sparseread_mcp.wire import gate_decision, record_of
+from sparseread_mcp.wire import anchor_lines, gate_decision, record_of
 
 REPO = Path(__file__).resolve().parent.parent
 SETS = ("financebench", "tatqa", "fetaqa", "contracts", "articles", "articles-oneline")
@@ -74,7 +73,6 @@ CLOSING = frozenset({"full_view", "fallback", "native_fit"})
 BOUND = 2.0
 #: The share of the gold characters the evidence read must cover to count as a hit.
 HIT_SHARE = 0.8
-LINE_ANCHOR = re.compile(r"L(\d+)(?:-L(\d+))?(?::C\d+-C\d+)?")
 
 Json = dict[str, Any]
 STOPS = {
@@ -211,8 +209,8 @@ class AgentRun:
 
 def lines_of(pointer: str) -> list[int] | None:
     """The line range a pointer's anchor states (`#L12-L18`, `#L7:C3-C9`); the wire sends no `lines` then."""
-    found = LINE_ANCHOR.fullmatch(pointer.split("#", 1)[-1])
-    return [int(found[1]), int(found[2] or found[1])] if found else None
+    said = anchor_lines(pointer.split("#", 1)[-1])
+    return list(said) if said else None
 
 
 def claim_of(question: Json) -> str:

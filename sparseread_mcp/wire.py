@@ -6,7 +6,7 @@ An answer says only what carries information (protocol 5):
 - no `null`, empty or default-valued field: an absent list is empty, an absent flag is its default
   (`generated`, `truncated`, `closed`, `stale` false; `outline_complete` true), an absent number is 0;
 - nothing twice: an item's `anchor` is the part of its `pointer` after `#`, and its `lines` (like an
-  outline entry's) are sent only where that anchor does not already say them (`L12-L18`), its `page`
+  outline entry's) are sent only where that anchor does not already say them (`L12-L18`, `p3:L7:C2-L9:C4`), its `page`
   only where that anchor does not name it (a PDF's `p17:L3-L9` does); an outline
   entry's `level` is sent when it is not 1; a list of pointers names each once; a slot's `pointers` leave
   out the items of the same answer that name that slot (in a one-slot answer, every item) and, in a
@@ -78,8 +78,9 @@ from .vocabulary import HELD_IN_SESSION
 PROTOCOL = 5
 #: Hex digits of a fingerprint on the wire: the prefix a `sha256:` pointer revision carries.
 FINGERPRINT_DIGITS = 12
-#: Anchors that state a line range; an item with one of them needs no separate `lines`.
-_LINE_ANCHOR = re.compile(r"L(\d+)(?:-L(\d+))?(?::C\d+-C\d+)?")
+#: Anchors that state a line range, on a PDF page or not (`L12-L18`, `L7:C3-C9`, `p26:L85:C60-L86:C103`);
+#: an item with one of them needs no separate `lines`.
+_LINE_ANCHOR = re.compile(r"(?:p\d+:)?L(\d+)(?:-L(\d+)|:C\d+-C\d+|:C\d+-L(\d+):C\d+)?")
 #: The view an answer shows unless it says another.
 DEFAULT_VIEW = "snippets"
 #: The action an answer is about unless it says another (the agent's own request, not echoed).
@@ -245,10 +246,19 @@ def _says_page(pointer: str, page: object) -> bool:
     return isinstance(page, int) and (anchor == f"p{page}" or anchor.startswith(f"p{page}:"))
 
 
+def anchor_lines(anchor: str) -> tuple[int, int] | None:
+    """The line range `anchor` states (`L12-L18`, `p3:L7:C3-L9:C4`), or None where it states none; the wire
+    sends an item's `lines` only where this is None."""
+    found = _LINE_ANCHOR.fullmatch(anchor)
+    if found is None:
+        return None
+    return int(found[1]), int(found[2] or found[3] or found[1])
+
+
 def _says_lines(anchor: str, lines: object) -> bool:
     """Whether `anchor` states exactly the line range `lines` (`L12-L18` for [12, 18])."""
-    found = _LINE_ANCHOR.fullmatch(anchor)
-    return found is not None and lines == [int(found[1]), int(found[2] or found[1])]
+    said = anchor_lines(anchor)
+    return said is not None and lines == list(said)
 
 
 def _pack(pack: dict[str, Any]) -> None:

@@ -14,6 +14,8 @@ from flow import call
 from mcp import Client, StdioServerParameters
 from test_mcp_transports import installed_command
 
+from sparseread_mcp.wire import anchor_lines
+
 pytestmark = pytest.mark.anyio
 pymupdf = pytest.importorskip("pymupdf")
 openpyxl = pytest.importorskip("openpyxl")
@@ -82,9 +84,9 @@ def check_pointer_text(root: Path, item: dict[str, Any]) -> None:
 
 
 def lines_of(anchor: str) -> tuple[int, int]:
-    found = re.fullmatch(r"L(\d+)(?:-L(\d+))?(?::C\d+-C\d+)?", anchor)
-    assert found, f"{anchor} says no lines and the item gives none"
-    return int(found[1]), int(found[2] or found[1])
+    said = anchor_lines(anchor)
+    assert said, f"{anchor} says no lines and the item gives none"
+    return said
 
 
 async def test_every_reader_over_stdio(tmp_path: Path) -> None:

@@ -3,7 +3,6 @@ continues on replica B with its evidence record, as behind a load balancer."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,8 @@ from flow import answer_record
 from mcp import Client
 from test_mcp_transports import running_http_server
 from test_redis_store import running_redis
+
+from sparseread_mcp.wire import anchor_lines
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -99,6 +100,6 @@ def lines_of(item: dict[str, Any]) -> tuple[int, int]:
     """An item's line range: its `lines`, or (the wire leaves them out then) its pointer's `#L12-L18` anchor."""
     if "lines" in item:
         return int(item["lines"][0]), int(item["lines"][1])
-    found = re.search(r"#L(\d+)(?:-L(\d+))?", item["pointer"])
-    assert found, item["pointer"]
-    return int(found[1]), int(found[2] or found[1])
+    said = anchor_lines(item["pointer"].split("#", 1)[1])
+    assert said, item["pointer"]
+    return said

@@ -27,7 +27,7 @@ from sparseread_mcp.models import (
 )
 from sparseread_mcp.serve.server import create_server
 from sparseread_mcp.tokens import TokenCounter
-from sparseread_mcp.wire import PROTOCOL, gate_decision, record_of, wire_blocks, wire_dict, wire_json
+from sparseread_mcp.wire import PROTOCOL, anchor_lines, gate_decision, record_of, wire_blocks, wire_dict, wire_json
 
 pytestmark = pytest.mark.anyio
 
@@ -525,3 +525,39 @@ async def test_an_item_that_spans_lines_is_sent_verbatim_as_a_block_of_its_own(t
     escaped = counter.count(json.dumps(record_of(blocks), separators=(",", ":"), ensure_ascii=False))
     sent = sum(counter.count(block) for block in blocks)
     assert sent < 0.85 * escaped, (sent, escaped)
+
+
+def test_an_item_says_its_lines_only_where_its_anchor_does_not() -> None:
+    """A PDF item's anchor (`p26:L224:C1-C163`) or a piece across lines (`L85:C60-L86:C103`) states its line
+    range: `lines` beside it would be said twice on each of a spread's many items."""
+
+    def item(anchor: str, lines: tuple[int, int]) -> dict[str, object]:
+        evidence = EvidenceItem(
+            pointer=f"r.pdf@sha256:0123456789ab#{anchor}", anchor=anchor, lines=lines, page=None, text="t", score=0.0
+        )
+        pack = EvidencePack(
+            episode=_episode("f" * 64),
+            action="focus",
+            view="snippets",
+            items=[evidence],
+            coverage=[],
+            unresolved=[],
+            scope="s",
+            exposure=_ledger(5, 2, 5),
+            gate=Gate(decision="sparse", reason="sparse read: 1 passage(s) within E <= L"),
+            truncated=False,
+            tokens=50,
+        )
+        return dict(wire_dict(pack)["items"][0])
+
+    for anchor, lines in [
+        ("p26:L224:C1-C163", (224, 224)),
+        ("p1:L85:C60-L86:C103", (85, 86)),
+        ("p61:L189-L197", (189, 197)),
+        ("L85:C60-L86:C103", (85, 86)),
+        ("L7:C3-C9", (7, 7)),
+    ]:
+        assert "lines" not in item(anchor, lines), anchor
+        assert anchor_lines(anchor) == lines
+    assert item("p26:L224:C1-C163", (224, 225))["lines"] == [224, 225]  # not what the anchor says: news
+    assert item("p3", (9, 12))["lines"] == [9, 12] and anchor_lines("p3") is None  # a page says no lines

@@ -58,8 +58,10 @@ MARK = "⋯"
 _OLD_MARK = re.compile(r"\[⋯ (\d{1,9}) lines?\]")
 #: A pointer names the call by the last characters of its id (a long id costs some 20 tokens in every header),
 #: unless another call of the history ends the same way; `full_result_tool` resolves either.
-_HANDLE = 6
-#: A result of which no line stays is its header alone, which says how many lines went (a mark costs tokens).
+_HANDLE = 4
+#: Headers of earlier versions counted the lines (`9 of 331 lines kept`, `331 lines left out`); read back the
+#: same way. A header now names only the full text: a count cost some 6 tokens in every header, and the marks
+#: already show where lines went.
 _EMPTY = re.compile(r"\[compacted(?: tool result)?: (\d{1,9}) lines? left out; full text: .*\]")
 _KEPT = re.compile(r"\[compacted(?: tool result)?: (\d{1,9}) of (\d{1,9}) lines kept; full text: .*\]")
 #: Where a long line is cut: each separator, and how much of it ends the piece before the cut.
@@ -82,7 +84,7 @@ class ElisionSettings:
     min_saving: float = 0.1  # a result is shortened only when at least this share of its characters goes
     min_chars: int = 100  # shorter results stay raw: a header and marks would cost most of what they save
     #: The horizon is never shorter: before the agent has reached back at all, its reach says nothing yet.
-    min_horizon: int = 4
+    min_horizon: int = 3
     #: One-line JSON is cut between members into pieces of about this many characters, each kept or left alone.
     piece: int = _MEMBER
 
@@ -221,8 +223,8 @@ def _compacted(text: str) -> bool:
 
 def _handles(call_ids: Sequence[str]) -> dict[str, str]:
     """The pointer each shortened result names: its call id's last `_HANDLE` characters, or the whole id when
-    it is short or another call of the history ends the same way."""
-    short = {c: c if len(c) <= _HANDLE + 2 else c[-_HANDLE:] for c in call_ids}
+    it is short (`call_10`: a piece of it would save nothing) or another call of the history ends the same way."""
+    short = {c: c if len(c) <= 2 * _HANDLE else c[-_HANDLE:] for c in call_ids}
     taken: dict[str, int] = {}
     for handle in short.values():
         taken[handle] = taken.get(handle, 0) + 1
@@ -277,12 +279,8 @@ def _render(handle: str, rendered: Sequence[str | int]) -> tuple[str, int]:
         out.append(line)
     out.pop()  # the sentinel
     kept = sum(isinstance(line, str) for line in rendered)
-    total = kept + sum(line for line in rendered if isinstance(line, int))
-    if not kept:
-        return f"{HEADER} {total} line{'s' if total > 1 else ''} left out; full text: {handle}]", 0
-    if total == 1:  # a one-line result (one-line JSON) of which pieces stay: a count would say nothing
-        return "\n".join([f"{HEADER} full text: {handle}]", *out]), kept
-    return "\n".join([f"{HEADER} {kept} of {total} lines kept; full text: {handle}]", *out]), kept
+    # A result of which no line stays is its header alone: a lone mark would say nothing the header does not.
+    return "\n".join([f"{HEADER} full text: {handle}]", *(out if kept else [])]), kept
 
 
 def _pieces(line: str, member: int) -> list[tuple[int, int]]:

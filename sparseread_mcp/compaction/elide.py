@@ -17,7 +17,9 @@ decided from the history alone (never from the steps to come), are:
   the members every record repeats; kept neighbours stay joined as they were, a gap is ` ⋯ `.
 - Past a horizon, a result keeps only its lasting keys: paths and file names, ids that mix letters and
   digits, calendar dates, and error lines; its other identifiers and numbers go once the history holds
-  them nowhere newer.
+  them nowhere newer. A piece that names a record the agent has acted on (an id it typed into a call:
+  the card it charged, the flight it booked) keeps its other keys too: the agent reports and computes
+  with that record's fields (the card's last four digits, the flight's price).
   The horizon is `caution` times the agent's own reach so far: the furthest back, in results, it went for a
   string that only results held (one it had typed itself, or the user had, is no reach: those messages are
   never shortened). An agent that looks far back keeps more. `caution` is the knob: the lower, the more is
@@ -142,11 +144,14 @@ def elide(
     cut = max(0, len(results) - settings.keep_last)
     candidates, protected = results[:cut], results[cut:]
     held: set[str] = set()
+    acted: set[str] = set()  # ids the agent typed into its calls: the records it acts on
     for message in transcript.messages:
         checkpoint()
         held |= keys(message.text if not message.results else message.kept_text)
         for call in message.calls:
-            held |= keys(call.arguments) | keys(argument_strings(call.arguments))
+            typed = keys(call.arguments) | keys(argument_strings(call.arguments))
+            held |= typed
+            acted |= {key for key in typed if _record_id(key)}
     for result in protected:
         held |= keys(result.text)
     horizon = (
@@ -161,7 +166,7 @@ def elide(
     for position in range(len(candidates) - 1, -1, -1):
         result = candidates[position]
         stale = len(results) - position > horizon
-        text, entry = _shorten(result, handles[result.call_id], held, settings, stale=stale)
+        text, entry = _shorten(result, handles[result.call_id], held, settings, stale=stale, acted=acted)
         plan.append(entry)
         if text != result.text:
             texts[(result.message, result.block)] = text
@@ -172,7 +177,13 @@ def elide(
 
 
 def _shorten(
-    result: _Result, handle: str, held: set[str], settings: ElisionSettings, *, stale: bool
+    result: _Result,
+    handle: str,
+    held: set[str],
+    settings: ElisionSettings,
+    *,
+    stale: bool,
+    acted: set[str] | frozenset[str] = frozenset(),
 ) -> tuple[str, Elided]:
     """The shortened text of one result, adding to `held` the keys of what stays of it. A result shortened
     before is read back as its kept lines and its marks, and shortened again from them."""
@@ -199,10 +210,14 @@ def _shorten(
             rendered.append(line)
             continue
         spans = _pieces(line, _PIECE if stale else settings.piece)
+        found_in = [line_keys(line[start:end]) for start, end in spans]
+        # A record's fields sit on either side of its id (`"id_x": {...}`, `{..., "id": "id_x"}`): the pieces
+        # next to one that names a record the agent acted on are that record's too.
+        near = {i + d for i, found in enumerate(found_in) if found & acted for d in (-1, 0, 1)} if stale else set()
         kept = []
-        for start, end in spans:
-            found = line_keys(line[start:end])
-            if stale:
+        for index, (start, end) in enumerate(spans):
+            found = found_in[index]
+            if stale and index not in near:
                 found = {k for k in found if _lasting(k)}
             if found - held:
                 kept.append((start, end))
@@ -323,6 +338,11 @@ def _joined(line: str, kept: Sequence[tuple[int, int]]) -> str:
         else:
             runs.append([start, end])
     return " ⋯ ".join(line[a:b].strip() for a, b in runs)
+
+
+def _record_id(key: str) -> bool:
+    """An id mixing letters and digits with no path in it (`HAT028`, `credit_card_2408938`): it names a record."""
+    return "/" not in key and " " not in key and any(c.isdigit() for c in key) and any(c.isalpha() for c in key)
 
 
 def _lasting(key: str) -> bool:

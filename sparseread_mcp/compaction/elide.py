@@ -51,8 +51,8 @@ _EXTENSION = 4  # a file name's extension (`.py`, `.tsx`, `.json`) is at most th
 _PIECE = 100  # other long lines (minified code, long prose) are cut into pieces of about this many characters
 #: The default knob: on the development runs the most saving point of the curve with retention >= 99% on every
 #: family and >= 97% on every run, at every cadence measured (every 1, 4 and 8 turns in a closed loop, and
-#: as a hook on the raw history); see bench/results/issue31_compaction.md, which also says why choosing it
-#: with tau-bench left out would not hold there.
+#: as a hook on the raw history); see bench/results/issue31_compaction.md, which also says where choosing it
+#: with one family left out holds (every 4 turns) and where it does not (OpenHands coding runs, every 1 and 8).
 DEFAULT_CAUTION = 1.5
 DEFAULT_KEEP_LAST = 1
 #: A run of left-out lines: one bare mark (the header counts what went). Earlier versions wrote `[⋯ N lines]`.
@@ -85,7 +85,9 @@ class ElisionSettings:
     keep_last: int = DEFAULT_KEEP_LAST  # the latest results stay raw
     min_saving: float = 0.1  # a result is shortened only when at least this share of its characters goes
     min_chars: int = 100  # shorter results stay raw: a header and marks would cost most of what they save
-    #: The horizon is never shorter: before the agent has reached back at all, its reach says nothing yet.
+    #: The horizon is never shorter: before the agent has reached back at all, its reach says nothing yet. 3 is
+    #: the lowest floor meeting the bar when compacting every turn (2 loses line numbers and prices for good in
+    #: early passes of a closed loop).
     min_horizon: int = 3
     #: One-line JSON is cut between members into pieces of about this many characters, each kept or left alone.
     piece: int = _MEMBER

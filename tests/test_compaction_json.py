@@ -133,3 +133,31 @@ def test_a_record_the_agent_acted_on_keeps_its_fields_past_the_horizon() -> None
     # ... but the card the agent charged is a record it acted on: its last four digits, which the agent is
     # about to tell the user, stay verbatim (the card's id is in the agent's own call, not in what stays).
     assert '"last_four": "2135"' in paid and len(paid) < len(_profile())
+
+
+def _view_run(call_ids: list[str]) -> list[dict[str, object]]:
+    """One view per call: each a unique line among lines of plain prose."""
+    messages: list[dict[str, object]] = [{"role": "user", "content": "Read the files."}]
+    for n, call_id in enumerate(call_ids):
+        call = {"id": call_id, "type": "function", "function": {"name": "view", "arguments": "{}"}}
+        text = "\n".join([f"def helper_{n}_value(): pass", *["Plain words that name nothing at all."] * 12])
+        messages += [
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": call_id, "content": text},
+        ]
+    return messages
+
+
+def test_a_pointer_stays_unambiguous_when_a_later_call_ends_the_same_way() -> None:
+    # Recorded ids like `call_ahToD2vM0aQWJPkRmy5cumru__dup1`: calls made later may share their last characters.
+    ids = ["call_0Qw8rT9x8Yz7Lk3Mn4Op__dup1", "call_1", "call_2", "call_9Zx8rT9x8Yz7Lk3Mn4Op__dup1", "call_4"]
+    archive: dict[str, str] = {}
+    first = compact_history(_view_run(ids[:3]), archive=archive)  # the first result's pointer is chosen now ...
+    assert str(first[2]["content"]).startswith(HEADER)
+    grown = [*first, *_view_run(ids)[len(first) :]]
+    later = _results(compact_history(grown, archive=archive))  # ... and a later call ends the same way
+    assert later[ids[0]].startswith(HEADER) and later[ids[3]].startswith(HEADER)
+    for call_id, text in later.items():
+        if text.startswith(HEADER):
+            pointer = text.split("\n", 1)[0].rsplit("full text: ", 1)[1].rstrip("]")
+            assert resolve(archive, pointer) == _results(_view_run(ids))[call_id]  # one lookup, the right result

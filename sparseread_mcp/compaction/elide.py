@@ -35,12 +35,14 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, replace
 
 from ..deadline import checkpoint
 from ..errors import ConfigError, IntentError
 from .keys import keys, line_keys
+from .pieces import MEMBER, PIECE, joined, pieces
 from .segments import argument_strings
 from .transcript import Transcript, load, validate
 
@@ -48,7 +50,6 @@ from .transcript import Transcript, load, validate
 HEADER = "[compacted:"
 _OLD_HEADER = "[compacted tool result:"  # what earlier versions wrote: read back the same way
 _EXTENSION = 4  # a file name's extension (`.py`, `.tsx`, `.json`) is at most this long
-_PIECE = 100  # other long lines (minified code, long prose) are cut into pieces of about this many characters
 #: The default knob: on the development runs the most saving point of the curve with retention >= 99% on every
 #: family and >= 97% on every run, at every cadence measured (every 1, 4 and 8 turns in a closed loop, and
 #: as a hook on the raw history); see bench/results/issue31_compaction.md, which also says where choosing it
@@ -66,11 +67,7 @@ _HANDLE = 4
 #: already show where lines went.
 _EMPTY = re.compile(r"\[compacted(?: tool result)?: (\d{1,9}) lines? left out; full text: .*\]")
 _KEPT = re.compile(r"\[compacted(?: tool result)?: (\d{1,9}) of (\d{1,9}) lines kept; full text: .*\]")
-#: Where a long line is cut: each separator, and how much of it ends the piece before the cut.
-_MEMBER_CUTS = (("}, {", 2), ("], ", 2), (', "', 2))
-_CUTS = (("}, {", 4), ("], ", 3), (", ", 2), ("; ", 2), (" ", 1))
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")  # a calendar date names a day, as an id names a record
-_MEMBER = 25  # one-line JSON is cut between members about every this many characters
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -90,7 +87,7 @@ class ElisionSettings:
     #: early passes of a closed loop).
     min_horizon: int = 3
     #: One-line JSON is cut between members into pieces of about this many characters, each kept or left alone.
-    piece: int = _MEMBER
+    piece: int = MEMBER
 
     def __post_init__(self) -> None:
         if self.caution is not None and not 0.0 <= self.caution <= 1000.0:
@@ -203,6 +200,8 @@ def _shorten(
     )
     if len(result.text) < settings.min_chars:
         held |= keys(result.text)
+        if _compacted(result.text):
+            return _repointed(result.text, handle), replace(entry, reason="left as it was shortened before")
         return result.text, replace(entry, reason="short: left as it is")
     rendered: list[str | int] = []  # per line: what stays of it, or how many lines went in its place
     for number, line in enumerate(lines):
@@ -211,7 +210,7 @@ def _shorten(
         if isinstance(line, int):
             rendered.append(line)
             continue
-        spans = _pieces(line, _PIECE if stale else settings.piece)
+        spans = pieces(line, PIECE if stale else settings.piece)
         found_in = [line_keys(line[start:end]) for start, end in spans]
         # A record's fields sit on either side of its id (`"id_x": {...}`, `{..., "id": "id_x"}`): the pieces
         # next to one that names a record the agent acted on are that record's too.
@@ -224,14 +223,22 @@ def _shorten(
             if found - held:
                 kept.append((start, end))
             held |= found
-        rendered.append(1 if not kept else line if len(kept) == len(spans) else _joined(line, kept))
+        rendered.append(1 if not kept else line if len(kept) == len(spans) else joined(line, kept))
     text, kept_lines = _render(handle, rendered)
     if len(text) > (1 - settings.min_saving) * len(result.text):
         held |= keys(result.text)  # it stays as it is: every key of it is still in the history
+        if _compacted(result.text):
+            return _repointed(result.text, handle), replace(entry, reason="left as it was shortened before")
         return result.text, replace(
             entry, reason=f"left as it is: shortening would save under {settings.min_saving:.0%}"
         )
     return text, replace(entry, chars_after=len(text), kept_lines=kept_lines, reason="shortened")
+
+
+def _repointed(text: str, handle: str) -> str:
+    """A result shortened before, under today's pointer: a call added since may end the same way as its id."""
+    _, newline, body = text.partition("\n")
+    return f"{HEADER} full text: {handle}]{newline}{body}"
 
 
 def _compacted(text: str) -> bool:
@@ -239,13 +246,17 @@ def _compacted(text: str) -> bool:
 
 
 def _handles(call_ids: Sequence[str]) -> dict[str, str]:
-    """The pointer each shortened result names: its call id's last `_HANDLE` characters, or the whole id when
-    it is short (`call_10`: a piece of it would save nothing) or another call of the history ends the same way."""
-    short = {c: c if len(c) <= 2 * _HANDLE else c[-_HANDLE:] for c in call_ids}
-    taken: dict[str, int] = {}
-    for handle in short.values():
-        taken[handle] = taken.get(handle, 0) + 1
-    return {c: h if taken[h] == 1 else c for c, h in short.items()}
+    """The pointer each shortened result names: its call id's last `_HANDLE` characters, or the last twice as
+    many where another call ends the same way (`...cumru__dup1`), or the whole id when it is short (`call_10`:
+    a piece of it would save nothing) or still shared. `resolve` takes a whole id first, so one always names
+    its call."""
+    out: dict[str, str] = {}
+    for size in (_HANDLE, 2 * _HANDLE):
+        ends = Counter(c[-size:] for c in call_ids if len(c) >= size)  # no other call may end with a pointer
+        for c in call_ids:
+            if c not in out and len(c) > size + _HANDLE and ends[c[-size:]] == 1:
+                out[c] = c[-size:]
+    return {c: out.get(c, c) for c in call_ids}
 
 
 def resolve(archive: Mapping[str, str], pointer: str) -> str | None:
@@ -298,48 +309,6 @@ def _render(handle: str, rendered: Sequence[str | int]) -> tuple[str, int]:
     kept = sum(isinstance(line, str) for line in rendered)
     # A result of which no line stays is its header alone: a lone mark would say nothing the header does not.
     return "\n".join([f"{HEADER} full text: {handle}]", *(out if kept else [])]), kept
-
-
-def _pieces(line: str, member: int) -> list[tuple[int, int]]:
-    """A line as one span, or a long line as verbatim spans covering it. Structured text (one-line JSON) is cut
-    between members (`, "`, `}, {`, `], `) about every `member` characters, so a record's id, date or price
-    stays or goes on its own; other text (minified code, long prose) only past `_PIECE` characters, at a
-    separator near every `_PIECE` (a code line is never cut between words)."""
-    if len(line) <= member:
-        return [(0, len(line))]
-    out = []
-    start = 0
-    while len(line) - start > member:
-        cut = _cut(line[start : start + 2 * member], member, _MEMBER_CUTS)
-        if cut <= 0 and len(line) - start > _PIECE:
-            cut = _cut(line[start : start + 2 * _PIECE], _PIECE, _CUTS)
-            cut = cut if cut > 0 else 2 * _PIECE  # no separator at all (base64, a hash): cut where it is
-        if cut <= 0:
-            break
-        out.append((start, start + cut))
-        start += cut
-    out.append((start, len(line)))
-    return [(a, b) for a, b in out if line[a:b].strip()]
-
-
-def _cut(window: str, size: int, separators: Sequence[tuple[str, int]]) -> int:
-    """Where to cut `window`: after the first separator found past half of `size` (-1 when none is)."""
-    for separator, keep in separators:
-        found = window.find(separator, size // 2)
-        if found != -1:
-            return found + keep
-    return -1
-
-
-def _joined(line: str, kept: Sequence[tuple[int, int]]) -> str:
-    """The kept spans of a line: neighbours rejoined as the line had them, each gap one ` ⋯ `."""
-    runs: list[list[int]] = []
-    for start, end in kept:
-        if runs and runs[-1][1] == start:
-            runs[-1][1] = end
-        else:
-            runs.append([start, end])
-    return " ⋯ ".join(line[a:b].strip() for a, b in runs)
 
 
 def _record_id(key: str) -> bool:

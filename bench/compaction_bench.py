@@ -13,10 +13,12 @@ Retention (strict): at turn t, the strings the assistant's message uses (its tex
 values, strings and numbers: a click on element 1242 uses `1242`)
 that are identifiers, paths, numbers or error names, and that first appeared in the run in a tool result
 (not in the system prompt, the user's words or the agent's own earlier messages); the share of them still
-present, as text, in what the model is sent at t. The strings are found by `used_strings` below, written
-apart from the compactor's own rules: any run of word, dot, slash, colon and dash characters that holds an
-underscore, a dot, a slash, a digit, a capital inside it or is all capitals (four characters or more), or
-a number of three digits or more; and each dotted or slashed part of such a run that is one itself.
+present, as text, in what the model is sent at t (a compacted result's header, whose pointer is the end of
+a call id, is left out first: a string only a pointer holds does not count as kept). The strings are found
+by `used_strings` below, written apart from the compactor's own rules: any run of word, dot, slash, colon
+and dash characters that holds an underscore, a dot, a slash, a digit, a capital inside it or is all capitals
+(four characters or more), or a number of three digits or more; and each dotted or slashed part of such a
+run that is one itself.
 Per run: the mean over its turns that use such strings; per family: the mean over its runs and the worst
 run; macro: the mean over families. Replay tokens: the sum over turns of the o200k tokens of the messages
 sent (each message's text and calls, plus 4 tokens a message), and the reduction against no compaction.
@@ -44,6 +46,9 @@ from sparseread_mcp.tokens import TokenCounter
 REPO = Path(__file__).resolve().parent.parent
 Policy = Callable[[Transcript, Transcript | None], Transcript]
 _RUN = re.compile(r"[\w./:-]+")
+#: A shortened result's header names its full text by the end of a call id (`full text: dQk4`): a string
+#: that only a pointer holds is not one the model reads, so headers are left out before retention is counted.
+_HEADER = re.compile(r"\[compacted(?: tool result)?:[^\n]*?full text: [^\]\n]*\]")
 
 
 def used_strings(text: str) -> set[str]:
@@ -228,7 +233,7 @@ def replay(path: Path, policies: dict[str, Policy], tokens: Tokens) -> dict[str,
             effective = policy(Transcript(format=transcript.format, messages=transcript.messages[:t]), effective)
             figures.tokens += tokens.of(effective.messages)
             if t in uses:
-                text = sent_text(effective.messages)
+                text = _HEADER.sub("\n", sent_text(effective.messages))
                 figures.retention.append(sum(s in text for s in uses[t]) / len(uses[t]))
         out[name] = figures
     return out

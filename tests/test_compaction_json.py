@@ -94,3 +94,70 @@ def test_an_old_json_result_keeps_its_ids_and_compacting_again_keeps_them() -> N
     for history in (once, twice):
         text = "\n".join(_results(history).values())
         assert all(f"HAT{100 + n}" in text for n in range(6))  # ids mixing letters and digits last
+
+
+def _profile() -> str:
+    """A user's profile: two cards, each with its last four digits (a number: not a lasting key)."""
+    cards = {
+        "credit_card_4303738": {"source": "credit_card", "brand": "mastercard", "last_four": "7719"},
+        "credit_card_2408938": {"source": "credit_card", "brand": "visa", "last_four": "2135"},
+    }
+    return json.dumps({"user_id": "daiki_muller_1116", "name": {"first_name": "Daiki"}, "payment_methods": cards})
+
+
+def _paying_run() -> list[dict[str, object]]:
+    """The profile first, then eight records (the profile is far past the horizon), then a booking that pays
+    with the first card; the agent will next tell the user the card's last four digits."""
+    messages: list[dict[str, object]] = [
+        {"role": "system", "content": "You are an airline agent."},
+        {"role": "user", "content": "Book it and tell me which card you charged."},
+    ]
+
+    def step(call_id: str, name: str, arguments: dict[str, object], result: str) -> None:
+        call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+        messages.append({"role": "assistant", "content": "", "tool_calls": [call]})
+        messages.append({"role": "tool", "tool_call_id": call_id, "content": result})
+
+    step("call_p", "get_user_details", {"user_id": "daiki_muller_1116"}, _profile())
+    for n in range(8):
+        step(f"call_{n}", "get_reservation", {"reservation_id": f"R{n:03d}X"}, _record(f"R{n:03d}X", f"HAT{n}", 300))
+    booking = {"flight_number": "HAT7", "payment_id": "credit_card_2408938"}
+    step("call_b", "book_reservation", booking, json.dumps({"reservation_id": "NEW123", "status": "confirmed"}))
+    return messages
+
+
+def test_a_record_the_agent_acted_on_keeps_its_fields_past_the_horizon() -> None:
+    # caution=0: the horizon is its floor, so the profile is stale and keeps only lasting keys ...
+    paid = _results(compact_history(_paying_run(), caution=0.0))["call_p"]
+    assert paid.startswith(HEADER)
+    # ... but the card the agent charged is a record it acted on: its last four digits, which the agent is
+    # about to tell the user, stay verbatim (the card's id is in the agent's own call, not in what stays).
+    assert '"last_four": "2135"' in paid and len(paid) < len(_profile())
+
+
+def _view_run(call_ids: list[str]) -> list[dict[str, object]]:
+    """One view per call: each a unique line among lines of plain prose."""
+    messages: list[dict[str, object]] = [{"role": "user", "content": "Read the files."}]
+    for n, call_id in enumerate(call_ids):
+        call = {"id": call_id, "type": "function", "function": {"name": "view", "arguments": "{}"}}
+        text = "\n".join([f"def helper_{n}_value(): pass", *["Plain words that name nothing at all."] * 12])
+        messages += [
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": call_id, "content": text},
+        ]
+    return messages
+
+
+def test_a_pointer_stays_unambiguous_when_a_later_call_ends_the_same_way() -> None:
+    # Recorded ids like `call_ahToD2vM0aQWJPkRmy5cumru__dup1`: calls made later may share their last characters.
+    ids = ["call_0Qw8rT9x8Yz7Lk3Mn4Op__dup1", "call_1", "call_2", "call_9Zx8rT9x8Yz7Lk3Mn4Op__dup1", "call_4"]
+    archive: dict[str, str] = {}
+    first = compact_history(_view_run(ids[:3]), archive=archive)  # the first result's pointer is chosen now ...
+    assert str(first[2]["content"]).startswith(HEADER)
+    grown = [*first, *_view_run(ids)[len(first) :]]
+    later = _results(compact_history(grown, archive=archive))  # ... and a later call ends the same way
+    assert later[ids[0]].startswith(HEADER) and later[ids[3]].startswith(HEADER)
+    for call_id, text in later.items():
+        if text.startswith(HEADER):
+            pointer = text.split("\n", 1)[0].rsplit("full text: ", 1)[1].rstrip("]")
+            assert resolve(archive, pointer) == _results(_view_run(ids))[call_id]  # one lookup, the right result

@@ -53,10 +53,10 @@ def test_a_key_the_agent_already_typed_is_not_a_reach_into_old_results() -> None
     # Its own message holds `threshold_value` since call 2: only the first copy (1 result back) was a reach.
     assert reach(load(messages)) == 1
     out = {str(m["tool_call_id"]): str(m["content"]) for m in compact_history(messages) if m["role"] == "tool"}
-    # 7 results back is past the horizon (the larger of 4 and caution x the reach): its plain identifier goes ...
-    assert out["call_7"].startswith(HEADER) and "helper_hx" not in out["call_7"]
+    # 4 results back is past the horizon (the larger of 3 and caution x the reach): its plain identifier goes ...
+    assert out["call_10"].startswith(HEADER) and "helper_kx" not in out["call_10"]
     # ... while the results within the horizon keep theirs.
-    assert "helper_kx" in out["call_10"] and "helper_lx" in out["call_11"]
+    assert "helper_lx" in out["call_11"] and "helper_mx" in out["call_12"]
 
 
 def test_a_number_passed_as_a_json_argument_is_a_use_of_the_result_that_printed_it() -> None:
@@ -114,7 +114,7 @@ async def test_a_result_of_which_nothing_stays_is_one_line_and_reads_back_the_sa
         again = await client.call_tool("sro_compact", {"messages": first.structured_content["messages"]})
     assert again.structured_content is not None
     old = next(m for m in first.structured_content["messages"] if m["role"] == "tool")["content"]
-    assert old == f"{HEADER} 30 lines left out; full text: call_1]"  # no mark line: the header counts them
+    assert old == f"{HEADER} full text: call_1]"  # no mark line, no count: the header names the full text
     assert again.structured_content["messages"] == first.structured_content["messages"]
 
 

@@ -17,7 +17,9 @@ decided from the history alone (never from the steps to come), are:
   the members every record repeats; kept neighbours stay joined as they were, a gap is ` ⋯ `.
 - Past a horizon, a result keeps only its lasting keys: paths and file names, ids that mix letters and
   digits, calendar dates, and error lines; its other identifiers and numbers go once the history holds
-  them nowhere newer.
+  them nowhere newer. A piece that names a record the agent has acted on (an id it typed into a call:
+  the card it charged, the flight it booked) keeps its other keys too: the agent reports and computes
+  with that record's fields (the card's last four digits, the flight's price).
   The horizon is `caution` times the agent's own reach so far: the furthest back, in results, it went for a
   string that only results held (one it had typed itself, or the user had, is no reach: those messages are
   never shortened). An agent that looks far back keeps more. `caution` is the knob: the lower, the more is
@@ -33,12 +35,14 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, replace
 
 from ..deadline import checkpoint
 from ..errors import ConfigError, IntentError
 from .keys import keys, line_keys
+from .pieces import MEMBER, PIECE, joined, pieces
 from .segments import argument_strings
 from .transcript import Transcript, load, validate
 
@@ -46,11 +50,10 @@ from .transcript import Transcript, load, validate
 HEADER = "[compacted:"
 _OLD_HEADER = "[compacted tool result:"  # what earlier versions wrote: read back the same way
 _EXTENSION = 4  # a file name's extension (`.py`, `.tsx`, `.json`) is at most this long
-_PIECE = 100  # other long lines (minified code, long prose) are cut into pieces of about this many characters
 #: The default knob: on the development runs the most saving point of the curve with retention >= 99% on every
 #: family and >= 97% on every run, at every cadence measured (every 1, 4 and 8 turns in a closed loop, and
-#: as a hook on the raw history); see bench/results/issue31_compaction.md, which also says why choosing it
-#: with tau-bench left out would not hold there.
+#: as a hook on the raw history); see bench/results/issue31_compaction.md, which also says where choosing it
+#: with one family left out holds (every 4 turns) and where it does not (OpenHands coding runs, every 1 and 8).
 DEFAULT_CAUTION = 1.5
 DEFAULT_KEEP_LAST = 1
 #: A run of left-out lines: one bare mark (the header counts what went). Earlier versions wrote `[⋯ N lines]`.
@@ -58,15 +61,13 @@ MARK = "⋯"
 _OLD_MARK = re.compile(r"\[⋯ (\d{1,9}) lines?\]")
 #: A pointer names the call by the last characters of its id (a long id costs some 20 tokens in every header),
 #: unless another call of the history ends the same way; `full_result_tool` resolves either.
-_HANDLE = 6
-#: A result of which no line stays is its header alone, which says how many lines went (a mark costs tokens).
+_HANDLE = 4
+#: Headers of earlier versions counted the lines (`9 of 331 lines kept`, `331 lines left out`); read back the
+#: same way. A header now names only the full text: a count cost some 6 tokens in every header, and the marks
+#: already show where lines went.
 _EMPTY = re.compile(r"\[compacted(?: tool result)?: (\d{1,9}) lines? left out; full text: .*\]")
 _KEPT = re.compile(r"\[compacted(?: tool result)?: (\d{1,9}) of (\d{1,9}) lines kept; full text: .*\]")
-#: Where a long line is cut: each separator, and how much of it ends the piece before the cut.
-_MEMBER_CUTS = (("}, {", 2), ("], ", 2), (', "', 2))
-_CUTS = (("}, {", 4), ("], ", 3), (", ", 2), ("; ", 2), (" ", 1))
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")  # a calendar date names a day, as an id names a record
-_MEMBER = 25  # one-line JSON is cut between members about every this many characters
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -81,10 +82,12 @@ class ElisionSettings:
     keep_last: int = DEFAULT_KEEP_LAST  # the latest results stay raw
     min_saving: float = 0.1  # a result is shortened only when at least this share of its characters goes
     min_chars: int = 100  # shorter results stay raw: a header and marks would cost most of what they save
-    #: The horizon is never shorter: before the agent has reached back at all, its reach says nothing yet.
-    min_horizon: int = 4
+    #: The horizon is never shorter: before the agent has reached back at all, its reach says nothing yet. 3 is
+    #: the lowest floor meeting the bar when compacting every turn (2 loses line numbers and prices for good in
+    #: early passes of a closed loop).
+    min_horizon: int = 3
     #: One-line JSON is cut between members into pieces of about this many characters, each kept or left alone.
-    piece: int = _MEMBER
+    piece: int = MEMBER
 
     def __post_init__(self) -> None:
         if self.caution is not None and not 0.0 <= self.caution <= 1000.0:
@@ -140,11 +143,14 @@ def elide(
     cut = max(0, len(results) - settings.keep_last)
     candidates, protected = results[:cut], results[cut:]
     held: set[str] = set()
+    acted: set[str] = set()  # ids the agent typed into its calls: the records it acts on
     for message in transcript.messages:
         checkpoint()
         held |= keys(message.text if not message.results else message.kept_text)
         for call in message.calls:
-            held |= keys(call.arguments) | keys(argument_strings(call.arguments))
+            typed = keys(call.arguments) | keys(argument_strings(call.arguments))
+            held |= typed
+            acted |= {key for key in typed if _record_id(key)}
     for result in protected:
         held |= keys(result.text)
     horizon = (
@@ -159,7 +165,7 @@ def elide(
     for position in range(len(candidates) - 1, -1, -1):
         result = candidates[position]
         stale = len(results) - position > horizon
-        text, entry = _shorten(result, handles[result.call_id], held, settings, stale=stale)
+        text, entry = _shorten(result, handles[result.call_id], held, settings, stale=stale, acted=acted)
         plan.append(entry)
         if text != result.text:
             texts[(result.message, result.block)] = text
@@ -170,7 +176,13 @@ def elide(
 
 
 def _shorten(
-    result: _Result, handle: str, held: set[str], settings: ElisionSettings, *, stale: bool
+    result: _Result,
+    handle: str,
+    held: set[str],
+    settings: ElisionSettings,
+    *,
+    stale: bool,
+    acted: set[str] | frozenset[str] = frozenset(),
 ) -> tuple[str, Elided]:
     """The shortened text of one result, adding to `held` the keys of what stays of it. A result shortened
     before is read back as its kept lines and its marks, and shortened again from them."""
@@ -188,6 +200,8 @@ def _shorten(
     )
     if len(result.text) < settings.min_chars:
         held |= keys(result.text)
+        if _compacted(result.text):
+            return _repointed(result.text, handle), replace(entry, reason="left as it was shortened before")
         return result.text, replace(entry, reason="short: left as it is")
     rendered: list[str | int] = []  # per line: what stays of it, or how many lines went in its place
     for number, line in enumerate(lines):
@@ -196,23 +210,35 @@ def _shorten(
         if isinstance(line, int):
             rendered.append(line)
             continue
-        spans = _pieces(line, _PIECE if stale else settings.piece)
+        spans = pieces(line, PIECE if stale else settings.piece)
+        found_in = [line_keys(line[start:end]) for start, end in spans]
+        # A record's fields sit on either side of its id (`"id_x": {...}`, `{..., "id": "id_x"}`): the pieces
+        # next to one that names a record the agent acted on are that record's too.
+        near = {i + d for i, found in enumerate(found_in) if found & acted for d in (-1, 0, 1)} if stale else set()
         kept = []
-        for start, end in spans:
-            found = line_keys(line[start:end])
-            if stale:
+        for index, (start, end) in enumerate(spans):
+            found = found_in[index]
+            if stale and index not in near:
                 found = {k for k in found if _lasting(k)}
             if found - held:
                 kept.append((start, end))
             held |= found
-        rendered.append(1 if not kept else line if len(kept) == len(spans) else _joined(line, kept))
+        rendered.append(1 if not kept else line if len(kept) == len(spans) else joined(line, kept))
     text, kept_lines = _render(handle, rendered)
     if len(text) > (1 - settings.min_saving) * len(result.text):
         held |= keys(result.text)  # it stays as it is: every key of it is still in the history
+        if _compacted(result.text):
+            return _repointed(result.text, handle), replace(entry, reason="left as it was shortened before")
         return result.text, replace(
             entry, reason=f"left as it is: shortening would save under {settings.min_saving:.0%}"
         )
     return text, replace(entry, chars_after=len(text), kept_lines=kept_lines, reason="shortened")
+
+
+def _repointed(text: str, handle: str) -> str:
+    """A result shortened before, under today's pointer: a call added since may end the same way as its id."""
+    _, newline, body = text.partition("\n")
+    return f"{HEADER} full text: {handle}]{newline}{body}"
 
 
 def _compacted(text: str) -> bool:
@@ -220,13 +246,17 @@ def _compacted(text: str) -> bool:
 
 
 def _handles(call_ids: Sequence[str]) -> dict[str, str]:
-    """The pointer each shortened result names: its call id's last `_HANDLE` characters, or the whole id when
-    it is short or another call of the history ends the same way."""
-    short = {c: c if len(c) <= _HANDLE + 2 else c[-_HANDLE:] for c in call_ids}
-    taken: dict[str, int] = {}
-    for handle in short.values():
-        taken[handle] = taken.get(handle, 0) + 1
-    return {c: h if taken[h] == 1 else c for c, h in short.items()}
+    """The pointer each shortened result names: its call id's last `_HANDLE` characters, or the last twice as
+    many where another call ends the same way (`...cumru__dup1`), or the whole id when it is short (`call_10`:
+    a piece of it would save nothing) or still shared. `resolve` takes a whole id first, so one always names
+    its call."""
+    out: dict[str, str] = {}
+    for size in (_HANDLE, 2 * _HANDLE):
+        ends = Counter(c[-size:] for c in call_ids if len(c) >= size)  # no other call may end with a pointer
+        for c in call_ids:
+            if c not in out and len(c) > size + _HANDLE and ends[c[-size:]] == 1:
+                out[c] = c[-size:]
+    return {c: out.get(c, c) for c in call_ids}
 
 
 def resolve(archive: Mapping[str, str], pointer: str) -> str | None:
@@ -277,54 +307,13 @@ def _render(handle: str, rendered: Sequence[str | int]) -> tuple[str, int]:
         out.append(line)
     out.pop()  # the sentinel
     kept = sum(isinstance(line, str) for line in rendered)
-    total = kept + sum(line for line in rendered if isinstance(line, int))
-    if not kept:
-        return f"{HEADER} {total} line{'s' if total > 1 else ''} left out; full text: {handle}]", 0
-    if total == 1:  # a one-line result (one-line JSON) of which pieces stay: a count would say nothing
-        return "\n".join([f"{HEADER} full text: {handle}]", *out]), kept
-    return "\n".join([f"{HEADER} {kept} of {total} lines kept; full text: {handle}]", *out]), kept
+    # A result of which no line stays is its header alone: a lone mark would say nothing the header does not.
+    return "\n".join([f"{HEADER} full text: {handle}]", *(out if kept else [])]), kept
 
 
-def _pieces(line: str, member: int) -> list[tuple[int, int]]:
-    """A line as one span, or a long line as verbatim spans covering it. Structured text (one-line JSON) is cut
-    between members (`, "`, `}, {`, `], `) about every `member` characters, so a record's id, date or price
-    stays or goes on its own; other text (minified code, long prose) only past `_PIECE` characters, at a
-    separator near every `_PIECE` (a code line is never cut between words)."""
-    if len(line) <= member:
-        return [(0, len(line))]
-    out = []
-    start = 0
-    while len(line) - start > member:
-        cut = _cut(line[start : start + 2 * member], member, _MEMBER_CUTS)
-        if cut <= 0 and len(line) - start > _PIECE:
-            cut = _cut(line[start : start + 2 * _PIECE], _PIECE, _CUTS)
-            cut = cut if cut > 0 else 2 * _PIECE  # no separator at all (base64, a hash): cut where it is
-        if cut <= 0:
-            break
-        out.append((start, start + cut))
-        start += cut
-    out.append((start, len(line)))
-    return [(a, b) for a, b in out if line[a:b].strip()]
-
-
-def _cut(window: str, size: int, separators: Sequence[tuple[str, int]]) -> int:
-    """Where to cut `window`: after the first separator found past half of `size` (-1 when none is)."""
-    for separator, keep in separators:
-        found = window.find(separator, size // 2)
-        if found != -1:
-            return found + keep
-    return -1
-
-
-def _joined(line: str, kept: Sequence[tuple[int, int]]) -> str:
-    """The kept spans of a line: neighbours rejoined as the line had them, each gap one ` ⋯ `."""
-    runs: list[list[int]] = []
-    for start, end in kept:
-        if runs and runs[-1][1] == start:
-            runs[-1][1] = end
-        else:
-            runs.append([start, end])
-    return " ⋯ ".join(line[a:b].strip() for a, b in runs)
+def _record_id(key: str) -> bool:
+    """An id mixing letters and digits with no path in it (`HAT028`, `credit_card_2408938`): it names a record."""
+    return "/" not in key and " " not in key and any(c.isdigit() for c in key) and any(c.isalpha() for c in key)
 
 
 def _lasting(key: str) -> bool:

@@ -92,8 +92,9 @@ def focus(
 def until_found(parsed: ParsedArtifact, cands: list[Candidate], slots: list[Slot]) -> list[Candidate]:
     """The candidates, best first, up to the first whose text alone makes every slot `found` (coverage's
     own test: the slot's words by their rarity here, and the kind of value it asks for); all of them when
-    none does. `found` was right 89-100% of the times it was said on the development sets: the passages
-    after it would be read for nothing, and a refine still sends them when it does not answer."""
+    none does. Where `found` is said, the whole read held the answer 89-100% of the times on the development
+    sets and the passages up to the found one 75-82% (bench/results/issue30_agent_loop.md, session 16): the
+    passages after it are what a refine sends when it does not answer, not what every answer pays for."""
     if not FOUND_FIRST or not slots or len(cands) < 2:
         return cands
     text = parsed.artifact.text

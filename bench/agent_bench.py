@@ -134,6 +134,7 @@ class AgentRun:
     tokens: int = 0
     calls: int = 0
     steps: dict[str, int] = field(default_factory=dict)  # tokens received per step: preview, read, verify
+    trace: list[tuple[str, int]] = field(default_factory=list)  # every call's step and tokens, in order
     errors: list[str] = field(default_factory=list)
     spans: list[tuple[int, int]] = field(default_factory=list)
     verify_spans: list[tuple[int, int]] = field(default_factory=list)  # from the gold claim: not scored
@@ -154,6 +155,7 @@ class AgentRun:
         tokens = sum(self.counter.count(block) for block in blocks)  # every block, as the model reads it
         self.tokens += tokens
         self.steps[step] = self.steps.get(step, 0) + tokens
+        self.trace.append((step, tokens))
         self.calls += 1
         if result.is_error or not blocks or not blocks[0].startswith("{"):
             self.errors.append("".join(blocks)[:200])
@@ -327,6 +329,7 @@ async def run_question(docs: Path, question: Json, policy: Policy, mode: str, co
         "calls": seen.calls,
         "tokens": seen.tokens,
         "steps": seen.steps,
+        "trace": seen.trace,
         "full_tokens": full,
         "doc_chars": len(text),
         "ratio": seen.tokens / max(1, full),

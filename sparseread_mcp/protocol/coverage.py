@@ -88,12 +88,14 @@ def status_of(best: float, has_items: bool) -> SlotStatus:
 
 
 def summarize(slot_ids: list[str], evidence: dict[str, list[tuple[str, float]]]) -> list[SlotCoverage]:
-    """One entry per slot: status from the best support seen, pointers best first."""
+    """One entry per slot: status from the best support seen, pointers best first: only those that support
+    the slot at least partly (a passage sharing one common word with it says nothing about where it is)."""
     out = []
     for slot_id in slot_ids:
         found = sorted(evidence.get(slot_id, []), key=lambda pair: -pair[1])
         best = found[0][1] if found else 0.0
-        out.append(SlotCoverage(slot=slot_id, status=status_of(best, bool(found)), pointers=[p for p, _ in found[:5]]))
+        pointers = [p for p, value in found[:5] if value >= PARTIAL_SUPPORT]
+        out.append(SlotCoverage(slot=slot_id, status=status_of(best, bool(found)), pointers=pointers))
     return out
 
 

@@ -1,0 +1,64 @@
+"""A focus sends its passages up to the first that covers every slot (`found`), through the official MCP
+client: the passages after it would be read for nothing when it answers, and a refine sends them when it
+does not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from flow import answer_record
+from mcp import Client
+
+from sparseread_mcp import Settings
+from sparseread_mcp.protocol import actions
+from sparseread_mcp.serve.server import create_server
+
+WHO = {"goal": "who is the chief harbour pilot appointed"}
+FILLER = "The council met on the river bank to discuss the harvest, the bridge and the winter market."
+
+
+def minutes(tmp_path: Path) -> Path:
+    """Minutes where the chief harbour pilot is named once, among paragraphs with the same words and no name."""
+    paragraphs = []
+    for k in range(420):
+        if k % 15 == 4:
+            paragraphs.append(f"The harbour pilot of district {k} was appointed to the chief committee on dues.")
+        elif k == 211:
+            paragraphs.append("The chief harbour pilot appointed this year is Marta Olsen of the northern quay.")
+        else:
+            paragraphs.append(f"{FILLER} Paragraph {k} of the minutes.")
+    (tmp_path / "minutes.txt").write_text("\n\n".join(paragraphs) + "\n")
+    return tmp_path
+
+
+async def read(client: Client, **arguments: Any) -> dict[str, Any]:
+    result = await client.call_tool("sro_read", arguments)
+    record = answer_record(result)
+    assert record is not None, result.content
+    return record
+
+
+@pytest.mark.anyio
+async def test_a_focus_stops_at_the_passage_coverage_calls_found_and_a_refine_sends_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = minutes(tmp_path)
+    with anyio.fail_after(120):  # a hang guard only
+        async with Client(create_server(Settings(roots=(root,), location="bm25"))) as client:
+            first = await read(client, target="minutes.txt", intent=WHO)
+            assert [c["status"] for c in first["coverage"]] == ["found"]
+            *before, last = first["items"]
+            assert "Marta Olsen" in last["text"] and not any("Marta" in i["text"] for i in before)
+            more = await read(client, target="minutes.txt", action="refine")
+            assert more["items"] and not {i["pointer"] for i in more["items"]} & {i["pointer"] for i in first["items"]}
+
+    monkeypatch.setattr(actions, "FOUND_FIRST", False)  # switched off: the focus sends every planned passage
+    with anyio.fail_after(120):
+        async with Client(create_server(Settings(roots=(root,), location="bm25"))) as client:
+            every = await read(client, target="minutes.txt", intent=WHO)
+            assert len(every["items"]) > len(first["items"])
+            sent = [i["pointer"] for i in first["items"]]
+            assert [i["pointer"] for i in every["items"][: len(sent)]] == sent

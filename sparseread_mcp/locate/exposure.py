@@ -66,9 +66,8 @@ def plan_exposure(
     on a paged document spread over pages by their best sentences."""
     if not ranking or max_chars <= 0:
         return []
-    floor = ranking[0][1] * cutoff
-    ranked = [(i, s) for i, s in ranking[:SNIPPET_DEPTH] if s >= floor]
-    if form == "snippets" and query is not None and SPREAD_ON and _spread_over_pages(parsed, ranked):
+    ranked = _above_cutoff(ranking, cutoff)
+    if query is not None and spreads(parsed, ranking, form, query=query, cutoff=cutoff):
         firsts = _one_per_region(parsed, ranked)[: len({regions(parsed)[i] for i, _ in ranked})]
         return [Span(*piece) for piece in best_sentences(parsed, firsts, query, max_chars, skip=skip)]
     if form == "windows":
@@ -78,6 +77,26 @@ def plan_exposure(
     if form == "pages":
         return _snippets(parsed, _one_per_region(parsed, ranked), max_chars, skip)
     return _snippets(parsed, ranked, max_chars, skip)
+
+
+def spreads(
+    parsed: ParsedArtifact,
+    ranking: list[tuple[int, float]],
+    form: ExposureForm,
+    *,
+    query: Query | None = None,
+    cutoff: float = RELATIVE_CUTOFF,
+) -> bool:
+    """Whether `plan_exposure` shows the best sentence of each page: the ranking cannot tell the pages
+    apart, so no one of its passages is the answer by rank alone."""
+    if not ranking or form != "snippets" or query is None or not SPREAD_ON:
+        return False
+    return _spread_over_pages(parsed, _above_cutoff(ranking, cutoff))
+
+
+def _above_cutoff(ranking: list[tuple[int, float]], cutoff: float) -> list[tuple[int, float]]:
+    floor = ranking[0][1] * cutoff
+    return [(i, s) for i, s in ranking[:SNIPPET_DEPTH] if s >= floor]
 
 
 def regions(parsed: ParsedArtifact) -> list[int]:

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from ..evidence import Candidate, passage_candidate
 from ..locate.base import Locator, Query
-from ..locate.exposure import RELATIVE_CUTOFF, Span, plan_exposure
+from ..locate.exposure import RELATIVE_CUTOFF, Span, plan_exposure, spreads
 from ..locate.terms import terms
 from ..models import Intent, Slot, Verification
 from ..readers.base import ParsedArtifact
@@ -90,7 +90,10 @@ def focus(
         top = _top(parsed, ranking, slots, limit=max(8, max_items(intent) * 2), skip=episode.overlaps_delivered)
         return _with_context(parsed, top, parsed.focus_context, episode), ranking
     spans = plan_exposure(parsed, ranking, form, max_chars, skip=episode.overlaps_delivered, query=query)
-    return until_found(parsed, [_span_candidate(parsed, span, slots) for span in spans], slots), ranking
+    cands = [_span_candidate(parsed, span, slots) for span in spans]
+    if spreads(parsed, ranking, form, query=query):
+        return cands, ranking  # pages the ranking cannot tell apart: the first found is one of many alike
+    return until_found(parsed, cands, slots), ranking
 
 
 def until_found(parsed: ParsedArtifact, cands: list[Candidate], slots: list[Slot]) -> list[Candidate]:

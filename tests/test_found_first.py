@@ -1,6 +1,6 @@
-"""A focus sends its passages up to the first that covers every slot (`found`), through the official MCP
-client: the passages after it would be read for nothing when it answers, and a refine sends them when it
-does not."""
+"""A focus sends its passages up to the first that covers every slot (`found`) and one more, through the
+official MCP client: the passages after those would be read for nothing when they answer, and a refine
+sends them when they do not."""
 
 from __future__ import annotations
 
@@ -50,8 +50,9 @@ async def test_a_focus_stops_at_the_passage_coverage_calls_found_and_a_refine_se
         async with Client(create_server(Settings(roots=(root,), location="bm25"))) as client:
             first = await read(client, target="minutes.txt", intent=WHO)
             assert [c["status"] for c in first["coverage"]] == ["found"]
-            *before, last = first["items"]
-            assert "Marta Olsen" in last["text"] and not any("Marta" in i["text"] for i in before)
+            texts = [i["text"] for i in first["items"]]
+            found = next(k for k, text in enumerate(texts) if "Marta Olsen" in text)
+            assert len(texts) == found + 1 + actions.FOUND_AFTER  # the found passage, then FOUND_AFTER more
             more = await read(client, target="minutes.txt", action="refine")
             assert more["items"] and not {i["pointer"] for i in more["items"]} & {i["pointer"] for i in first["items"]}
 

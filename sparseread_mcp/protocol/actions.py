@@ -39,10 +39,10 @@ NOVELTY_WEIGHT = 1
 SERVED_CHARS = 50_000
 #: A focus sends its passages up to the first that covers every slot (`until_found`); False: all of them.
 FOUND_FIRST = True
-#: ... and this many passages after the found one (1: what was sent held the answer where `found` was said
-#: 92% of the times on articles, 88% on TAT-QA, instead of 81% / 82%, but the agent bench's one-line articles
-#: cost 0.052x a question instead of 0.047x: session 16's results).
-FOUND_AFTER = 0
+#: ... and this many passages after the found one. 1: where `found` was said, what was sent held the answer
+#: 92% of the times on articles, 85% on TAT-QA (81% / 78% with 0), and a focus's hit stays BM25 snippets'
+#: (0 drops articles 85% -> 79%); 0 would make the one-line articles' agent loop 0.047x, not 0.052x.
+FOUND_AFTER = 1
 
 
 ITEMS_BY_WANT = {"fact": 4, "verbatim": 4, "count": 6, "list": 8, "table": 6, "summary": 8}
@@ -98,19 +98,23 @@ def focus(
 
 def until_found(parsed: ParsedArtifact, cands: list[Candidate], slots: list[Slot]) -> list[Candidate]:
     """The candidates, best first, up to the first whose text alone makes every slot `found` (coverage's
-    own test: the slot's words by their rarity here, and the kind of value it asks for); all of them when
-    none does. Where `found` is said, the whole read held the answer 89-100% of the times on the development
-    sets and the passages up to the found one 75-82% (bench/results/issue30_agent_loop.md, session 16): the
-    passages after it are what a refine sends when it does not answer, not what every answer pays for."""
-    if not FOUND_FIRST or not slots or len(cands) < 2:
-        return cands
+    own test: the slot's words by their rarity here, and the kind of value it asks for) and `FOUND_AFTER`
+    more; all of them when none does. The passages after those are what a refine sends when they do not
+    answer, not what every answer pays for (bench/results/issue30_agent_loop.md, session 16)."""
+    return cands[: sent_until_found(parsed, [(c.start, c.end) for c in cands], slots)]
+
+
+def sent_until_found(parsed: ParsedArtifact, spans: list[tuple[int, int]], slots: list[Slot]) -> int:
+    """How many of `spans` (best first) a focus sends: up to the first whose text alone makes every slot
+    `found`, and `FOUND_AFTER` more; all of them when none does (benches measure what is sent with it)."""
+    if not FOUND_FIRST or not slots or len(spans) < 2:
+        return len(spans)
     text = parsed.artifact.text
     weights = {slot.id: slot_weights(parsed, slot) for slot in slots}
-    for k, c in enumerate(cands):
-        piece = text[c.start : c.end]
-        if all(support(slot, piece, weights[slot.id]) >= FOUND_SUPPORT for slot in slots):
-            return cands[: k + 1 + FOUND_AFTER]
-    return cands
+    for k, (start, end) in enumerate(spans):
+        if all(support(slot, text[start:end], weights[slot.id]) >= FOUND_SUPPORT for slot in slots):
+            return min(len(spans), k + 1 + FOUND_AFTER)
+    return len(spans)
 
 
 def collect(

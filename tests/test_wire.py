@@ -323,25 +323,30 @@ async def test_preview_validates_its_intent_like_read_does(tmp_path: Path) -> No
     assert wrong.is_error and "did you mean budget_tokens" in wrong.content[0].text  # type: ignore[union-attr]
 
 
+def _wired_item(anchor: str, *, page: int | None = None, lines: tuple[int, int] | None = None) -> dict[str, object]:
+    """One item of a PDF's focus answer, as the wire sends it."""
+    evidence = EvidenceItem(
+        pointer=f"r.pdf@sha256:0123456789ab#{anchor}", anchor=anchor, lines=lines, page=page, text="t", score=0.0
+    )
+    pack = EvidencePack(
+        episode=_episode("f" * 64),
+        action="focus",
+        view="snippets",
+        items=[evidence],
+        coverage=[],
+        unresolved=[],
+        scope="s",
+        exposure=_ledger(5, 2, 5),
+        gate=Gate(decision="sparse", reason="sparse read: 1 passage(s) within E <= L"),
+        truncated=False,
+        tokens=50,
+    )
+    return dict(wire_dict(pack)["items"][0])
+
+
 def test_an_item_says_its_page_only_where_its_pointer_does_not() -> None:
     def item(anchor: str, page: int) -> dict[str, object]:
-        evidence = EvidenceItem(
-            pointer=f"r.pdf@sha256:0123456789ab#{anchor}", anchor=anchor, lines=None, page=page, text="t", score=0.0
-        )
-        pack = EvidencePack(
-            episode=_episode("f" * 64),
-            action="focus",
-            view="snippets",
-            items=[evidence],
-            coverage=[],
-            unresolved=[],
-            scope="s",
-            exposure=_ledger(5, 2, 5),
-            gate=Gate(decision="sparse", reason="sparse read: 1 passage(s) within E <= L"),
-            truncated=False,
-            tokens=50,
-        )
-        return dict(wire_dict(pack)["items"][0])
+        return _wired_item(anchor, page=page)
 
     assert "page" not in item("p17:L3-L9", 17) and "page" not in item("p17", 17)  # a PDF's anchor names it
     assert item("L1925-L1930", 35)["page"] == 35  # lines of a form-feed text: the page is news
@@ -532,23 +537,7 @@ def test_an_item_says_its_lines_only_where_its_anchor_does_not() -> None:
     range: `lines` beside it would be said twice on each of a spread's many items."""
 
     def item(anchor: str, lines: tuple[int, int]) -> dict[str, object]:
-        evidence = EvidenceItem(
-            pointer=f"r.pdf@sha256:0123456789ab#{anchor}", anchor=anchor, lines=lines, page=None, text="t", score=0.0
-        )
-        pack = EvidencePack(
-            episode=_episode("f" * 64),
-            action="focus",
-            view="snippets",
-            items=[evidence],
-            coverage=[],
-            unresolved=[],
-            scope="s",
-            exposure=_ledger(5, 2, 5),
-            gate=Gate(decision="sparse", reason="sparse read: 1 passage(s) within E <= L"),
-            truncated=False,
-            tokens=50,
-        )
-        return dict(wire_dict(pack)["items"][0])
+        return _wired_item(anchor, lines=lines)
 
     for anchor, lines in [
         ("p26:L224:C1-C163", (224, 224)),

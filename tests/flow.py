@@ -45,6 +45,14 @@ async def call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str
 HANDLES: dict[int, str] = {}
 
 
+async def read(client: Client, **arguments: Any) -> dict[str, Any]:
+    """One `sro_read` call's answer record (no session handle carried: for single-session clients)."""
+    result = await client.call_tool("sro_read", arguments)
+    record = answer_record(result)
+    assert record is not None, result.content
+    return record
+
+
 def anchor_of(item: dict[str, Any]) -> str:
     """An item's anchor: the part of its pointer after `#` (the wire does not repeat it)."""
     return str(item["pointer"]).split("#", 1)[1]

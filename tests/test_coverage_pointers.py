@@ -5,11 +5,10 @@ answer is, and each pointer costs the agent tokens on every answer."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
-from flow import answer_record
+from flow import read
 from mcp import Client
 
 from sparseread_mcp import Settings
@@ -28,13 +27,6 @@ def minutes(root: Path) -> Path:
     paragraphs[40] = "The zeppelin quartermaster arrived late at the meeting and left early."
     (root / "minutes.txt").write_text("\n\n".join(paragraphs) + "\n")
     return root
-
-
-async def read(client: Client, **arguments: Any) -> dict[str, Any]:
-    result = await client.call_tool("sro_read", arguments)
-    record = answer_record(result)
-    assert record is not None, result.content
-    return record
 
 
 @pytest.mark.anyio

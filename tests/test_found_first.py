@@ -5,11 +5,10 @@ sends them when they do not."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
-from flow import answer_record
+from flow import read
 from mcp import Client
 
 from sparseread_mcp import Settings
@@ -32,13 +31,6 @@ def minutes(tmp_path: Path) -> Path:
             paragraphs.append(f"{FILLER} Paragraph {k} of the minutes.")
     (tmp_path / "minutes.txt").write_text("\n\n".join(paragraphs) + "\n")
     return tmp_path
-
-
-async def read(client: Client, **arguments: Any) -> dict[str, Any]:
-    result = await client.call_tool("sro_read", arguments)
-    record = answer_record(result)
-    assert record is not None, result.content
-    return record
 
 
 @pytest.mark.anyio

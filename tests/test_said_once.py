@@ -11,7 +11,7 @@ from typing import Any, cast
 
 import anyio
 import pytest
-from flow import answer_record
+from flow import read
 from mcp import Client
 
 from sparseread_mcp import Settings
@@ -34,13 +34,6 @@ def report(tmp_path: Path) -> Path:
     paragraphs.append("The renewal term of the copper tariff agreement is one year, renewed in 2019.")
     (tmp_path / "report.txt").write_text("\n\n".join(paragraphs) + "\n")
     return tmp_path
-
-
-async def read(client: Client, **arguments: Any) -> dict[str, Any]:
-    result = await client.call_tool("sro_read", arguments)
-    record = answer_record(result)
-    assert record is not None, result.content
-    return record
 
 
 def pointers_of(answer: dict[str, Any]) -> list[str]:

@@ -55,12 +55,11 @@ the model (Claude Code, OpenCode and Codex the structured copy), so neither may 
 Preview has no structured copy: it would carry the file a second time, escaped, and clients that prefer it
 would lose the raw block; every client passes text blocks on.
 
-Protocol 5 (from 4): no `selection` (the robust default's measured reliability is in its `next` hint); an
-item whose text spans lines is sent as a text block of its own after the frame.
-Protocol 3 (from 2): a native Preview is two text blocks with no structured copy; a verdict about a file
-held whole is its status and pointer alone. Protocol 4 (from 3): an ordinary sparse batch has no `gate`
-(it was `{"decision": "sparse"}`, the same on nearly every answer); an item whose pointer names its page
-(a PDF's `#p17:L3-L9`) has no `page`.
+Protocol 6 (from 5): the pointers of the file and version an answer names twice or more are said once, as
+its `source`, and each as `#anchor` (`wire_source`). 5 (from 4): no `selection`; an item whose text spans
+lines is a text block of its own after the frame. 4 (from 3): an ordinary sparse batch has no `gate`; an item
+whose pointer names its page (`#p17:L3-L9`) has no `page`. 3 (from 2): a native Preview is two text blocks
+with no structured copy; a verdict about a file held whole is its status and pointer alone.
 """
 
 from __future__ import annotations
@@ -73,9 +72,10 @@ from pydantic import BaseModel
 
 from .models import CompactResult, EvidencePack, Preview
 from .vocabulary import HELD_IN_SESSION
+from .wire_source import absolute, relative_to_source
 
 #: The protocol these names and omissions define; stated in every Preview (`protocol`).
-PROTOCOL = 5
+PROTOCOL = 6
 #: Hex digits of a fingerprint on the wire: the prefix a `sha256:` pointer revision carries.
 FINGERPRINT_DIGITS = 12
 #: Anchors that state a line range, on a PDF page or not (`L12-L18`, `L7:C3-C9`, `p26:L85:C60-L86:C103`);
@@ -142,9 +142,9 @@ def record_blocks(record: dict[str, Any]) -> list[str]:
 
 
 def record_of(blocks: list[str]) -> dict[str, Any]:
-    """The record a tool answer's text blocks carry (`wire_dict`): the JSON frame; the blocks after it are
-    the texts of its items that have none in the frame, in order, or the whole file of a native Preview,
-    its `content`."""
+    """The record a tool answer's text blocks carry (`wire_dict`), its pointers whole (`wire_source`): the
+    JSON frame; the blocks after it are the texts of its items that have none in the frame, in order, or the
+    whole file of a native Preview, its `content`."""
     record: dict[str, Any] = json.loads(blocks[0])
     items = record.get("items")
     if isinstance(items, list) and len(blocks) > 1:
@@ -152,12 +152,12 @@ def record_of(blocks: list[str]) -> dict[str, Any]:
         for item in items:
             if "text" not in item:
                 item["text"] = next(texts)
-        return record
+        return absolute(record)
     if len(blocks) == 2:
         record.update(route="native", content=blocks[1])
         if "fingerprint" in record:
             record["artifact"] = {"fingerprint": record.pop("fingerprint")}
-    return record
+    return absolute(record)
 
 
 def gate_decision(record: dict[str, Any]) -> str:
@@ -192,6 +192,8 @@ def wire_dict(model: BaseModel) -> dict[str, Any]:
             for key in ("path", "type", "size_bytes"):  # the agent's own path; the file says the rest
                 artifact.pop(key, None)
         lean = {"protocol": PROTOCOL, **lean}
+    if isinstance(model, EvidencePack | Preview):
+        lean = relative_to_source(lean)
     return lean
 
 

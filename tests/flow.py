@@ -9,6 +9,7 @@ from mcp import Client
 from mcp.types import TextContent
 
 from sparseread_mcp.wire import gate_decision, record_of
+from sparseread_mcp.wire_source import absolute
 
 
 def answer_text(result: Any) -> str:
@@ -17,12 +18,13 @@ def answer_text(result: Any) -> str:
 
 
 def answer_record(result: Any) -> dict[str, Any] | None:
-    """The record a tool answer carries: its structured copy, or (texts sent as blocks of their own: a
-    native preview, items that span lines) the record its text blocks make; None for an error."""
+    """The record a tool answer carries, its pointers whole (as an agent cites them: `source` + `#anchor`):
+    its structured copy, or (texts sent as blocks of their own: a native preview, items that span lines) the
+    record its text blocks make; None for an error."""
     if result.is_error:
         return None
     if result.structured_content is not None:
-        return dict(result.structured_content)
+        return absolute(dict(result.structured_content))
     blocks = [b.text for b in result.content if isinstance(b, TextContent)]
     return record_of(blocks) if blocks else None
 

@@ -167,6 +167,8 @@ HOSTILE = [
     ("@abcdef0#", "x", 200_000),
     ("", "é", 200_000),
     ("", "error ", 33_333),
+    ('"source":"', "a", 200_000),
+    ('"source":"a@abcdef0"', '["#a', 50_000),
 ]
 #: Each runs every string above in a child process: the old patterns took minutes on one (244 s on
 #: 120 KB of `a-a-a-`), so a hang shows as the child's timeout, never as a slow assertion.
@@ -174,8 +176,7 @@ PATTERN_USERS = {
     "salient": "from sparseread_mcp.compaction.marks import salient as f",
     "error_lines": "from sparseread_mcp.compaction.marks import error_lines as f",
     "first_sentence": "from sparseread_mcp.compaction.summarize import _first_sentence as f",
-    "full_pointer": "from sparseread_mcp.compaction.router import _FULL_POINTER\nf = _FULL_POINTER.findall",
-    "pointer": "from sparseread_mcp.compaction.router import _POINTER\nf = _POINTER.findall",
+    "source_pointers": "from sparseread_mcp.wire_source import source_pointers as f",
     "summary_pointer": "from sparseread_mcp.compaction.summarize import _POINTER\nf = _POINTER.findall",
     "quoted_lines": "from sparseread_mcp.compaction.learned import _action_lines\nf = lambda s: _action_lines(s, [s])",
     "summary": "from sparseread_mcp.compaction.segments import Unit\n"

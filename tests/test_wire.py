@@ -28,6 +28,7 @@ from sparseread_mcp.models import (
 from sparseread_mcp.serve.server import create_server
 from sparseread_mcp.tokens import TokenCounter
 from sparseread_mcp.wire import PROTOCOL, anchor_lines, gate_decision, record_of, wire_blocks, wire_dict, wire_json
+from sparseread_mcp.wire_source import absolute
 
 pytestmark = pytest.mark.anyio
 
@@ -64,7 +65,8 @@ def record(result: CallToolResult) -> dict[str, Any]:
     assert blocks and len(blocks) == len(result.content)
     body = record_of(blocks)
     if len(blocks) == 1:
-        assert body == result.structured_content  # whichever a client gives its model, it is the same record
+        assert json.loads(blocks[0]) == result.structured_content  # whichever a client gives its model: the same
+        assert body == absolute(dict(result.structured_content))  # read back with its pointers whole
     elif "items" in body:  # items that span lines: each text a block of its own, in order, never escaped
         assert result.structured_content is None
         frame = json.loads(blocks[0])
@@ -242,8 +244,8 @@ def test_the_wire_keeps_what_differs_from_the_default_and_drops_what_repeats() -
         truncated=False,
         tokens=50,
     )
-    wire = wire_dict(pack)
-    assert json.loads(wire_json(pack)) == wire
+    wire = absolute(wire_dict(pack))  # pointers whole (protocol 6 says them once)
+    assert absolute(json.loads(wire_json(pack))) == wire
     first, second = wire["items"]
     assert first == {"pointer": pointer, "text": "t", "slots": ["a"]}  # best first: no scores
     assert second == {
@@ -371,7 +373,7 @@ def test_a_one_slot_answer_names_a_match_it_does_not_resend_once() -> None:
     assert wire["already_delivered"] == [sent] and wire["coverage"] == [{"slot": "goal", "status": "partial"}]
     assert wire["episode"]["artifact"]["path"] == "a.md"  # no item names the file: the episode does
     two = pack.model_copy(update={"coverage": [*pack.coverage, SlotCoverage(slot="b", status="missing")]})
-    assert wire_dict(two)["coverage"][0]["pointers"] == [sent]  # two slots: which one it supports is said
+    assert absolute(wire_dict(two))["coverage"][0]["pointers"] == [sent]  # two slots: which one it supports is said
 
 
 def test_a_one_slot_answer_does_not_list_its_own_items_again_under_the_slot() -> None:
@@ -388,7 +390,7 @@ def test_a_one_slot_answer_does_not_list_its_own_items_again_under_the_slot() ->
         gate=Gate(decision="sparse", reason="x"),
     )
     # The item is here, in the answer about the one slot there is; an earlier pointer is still named.
-    assert wire_dict(pack)["coverage"] == [{"slot": "goal", "status": "partial", "pointers": [earlier]}]
+    assert absolute(wire_dict(pack))["coverage"] == [{"slot": "goal", "status": "partial", "pointers": [earlier]}]
 
 
 def test_a_one_slot_answer_leaves_out_passages_its_window_shows_but_not_those_of_a_page() -> None:
@@ -413,10 +415,12 @@ def test_a_one_slot_answer_leaves_out_passages_its_window_shows_but_not_those_of
         gate=Gate(decision="sparse", reason="x"),
     )
     # The window shows L12-L18; lines past it, or of another file, are still named.
-    assert wire_dict(pack)["coverage"] == [{"slot": "goal", "status": "found", "pointers": [beyond, other_file]}]
+    assert absolute(wire_dict(pack))["coverage"] == [
+        {"slot": "goal", "status": "found", "pointers": [beyond, other_file]}
+    ]
     page = item.model_copy(update={"text": "w" * 30_000})  # a page of a full view: the pointer says where to look
     paged = pack.model_copy(update={"items": [page], "view": "full"})
-    assert wire_dict(paged)["coverage"][0]["pointers"] == [inside, beyond, other_file]
+    assert absolute(wire_dict(paged))["coverage"][0]["pointers"] == [inside, beyond, other_file]
 
 
 def test_a_verdict_on_a_file_held_whole_says_its_pointer_once_and_no_zero_counts() -> None:
@@ -443,7 +447,7 @@ def test_a_verdict_on_a_file_held_whole_says_its_pointer_once_and_no_zero_counts
     wire = wire_dict(pack)
     # Held whole: the answer is the verdict, its pointer the citation; the agent judges with the file.
     assert wire == {"verification": {"status": "supported", "pointer": where}}
-    sparse = wire_dict(pack.model_copy(update={"gate": Gate(decision="sparse", reason="x")}))
+    sparse = absolute(wire_dict(pack.model_copy(update={"gate": Gate(decision="sparse", reason="x")})))
     assert sparse["verification"] == {"status": "supported", "reason": "r", "pointer": where}
     assert sparse["already_delivered"] == [other]  # the verdict names `where`; `other` is news
     assert sparse["exposure"] == {"L": 90, "L_tokens": 20}  # nothing charged: the counts are 0

@@ -15,7 +15,6 @@ printed. Strings the history keeps in messages never compacted (the task, earlie
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -23,16 +22,13 @@ from typing import Protocol, overload
 
 from ..deadline import checkpoint
 from ..vocabulary import TOOL_PREFIX
+from ..wire_source import source_pointers
 from .marks import has_error, paths, salient
 from .segments import Unit
 from .summarize import Elsewhere, unit_lines
 
 __all__ = ["FEATURE_NAMES", "DefaultRouter", "Features", "History", "Router", "features", "salient"]
 
-_POINTER = re.compile(r"@(?:sha256:[0-9a-f]{12}|[0-9a-f]{7,40})#")
-#: Anchored where a run of path characters starts: tried once per run, so linear (a start inside the run
-#: would rescan the rest of it, quadratic on `aaaa...` without an `@`); the same matches as unanchored.
-_FULL_POINTER = re.compile(r"(?<![\w./-])[\w./-]+@(?:sha256:[0-9a-f]{12}|[0-9a-f]{7,40})#[^\s\"',]+")
 #: Only the head of an observation decides whether it reports an error.
 _ERROR_HEAD = 2000
 #: A call's result says that it failed in its first line (an editor's refusal, a syntax check).
@@ -271,7 +267,7 @@ def features(unit: Unit, state: Sequence[Unit], *, latest_turns: str = "") -> Fe
         copied=history.copied(unit),
         superseded=history.called_again(unit),
         resolved=is_error and history.succeeded_later(unit),
-        rederivable=any(t.startswith(TOOL_PREFIX) for t in unit.tools) and bool(_POINTER.search(unit.observation)),
+        rederivable=any(t.startswith(TOOL_PREFIX) for t in unit.tools) and bool(source_pointers(unit.observation)),
         is_error=is_error,
         size=min(1.0, len(unit.observation) / 4000),
         age=min(1.0, history.interactions_after(unit) / 5),
@@ -297,7 +293,7 @@ class DefaultRouter:
     def score(self, unit: Unit, state: Sequence[Unit], *, latest_turns: str = "") -> float:
         f = features(unit, state, latest_turns=latest_turns)
         if f.rederivable and self._verify is not None:
-            pointers = [m.group() for m in itertools.islice(_FULL_POINTER.finditer(unit.observation), 5)]
+            pointers = source_pointers(unit.observation)[:5]
             if not pointers or not all(self._verify(p) for p in pointers):
                 f = dataclasses.replace(f, rederivable=False)
         if f.survives < 1.0:

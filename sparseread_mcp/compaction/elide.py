@@ -42,6 +42,7 @@ from dataclasses import dataclass, replace
 from ..deadline import checkpoint
 from ..errors import ConfigError, IntentError
 from .keys import keys, line_keys
+from .marks import LINE_NUMBER
 from .pieces import MEMBER, PIECE, joined, pieces
 from .segments import argument_strings
 from .transcript import Transcript, load, validate
@@ -67,6 +68,9 @@ _HANDLE = 4
 #: already show where lines went.
 _EMPTY = re.compile(r"\[compacted(?: tool result)?: (\d{1,9}) lines? left out; full text: .*\]")
 _KEPT = re.compile(r"\[compacted(?: tool result)?: (\d{1,9}) of (\d{1,9}) lines kept; full text: .*\]")
+#: A numbered line within this many lines of one whose number the agent typed keeps its keys past the horizon.
+_AROUND = 2
+_LINE_DIGITS = 6  # a line number has at most this many digits (a longer number is an amount or an id)
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")  # a calendar date names a day, as an id names a record
 
 
@@ -144,6 +148,7 @@ def elide(
     candidates, protected = results[:cut], results[cut:]
     held: set[str] = set()
     acted: set[str] = set()  # ids the agent typed into its calls: the records it acts on
+    lines_acted: set[int] = set()  # numbers it typed into its calls: the lines of a file it views and edits
     for message in transcript.messages:
         checkpoint()
         held |= keys(message.text if not message.results else message.kept_text)
@@ -151,6 +156,7 @@ def elide(
             typed = keys(call.arguments) | keys(argument_strings(call.arguments))
             held |= typed
             acted |= {key for key in typed if _record_id(key)}
+            lines_acted |= {int(key) for key in typed if key.isdigit() and len(key) <= _LINE_DIGITS}
     for result in protected:
         held |= keys(result.text)
     horizon = (
@@ -165,7 +171,9 @@ def elide(
     for position in range(len(candidates) - 1, -1, -1):
         result = candidates[position]
         stale = len(results) - position > horizon
-        text, entry = _shorten(result, handles[result.call_id], held, settings, stale=stale, acted=acted)
+        text, entry = _shorten(
+            result, handles[result.call_id], held, settings, stale=stale, acted=acted, lines_acted=lines_acted
+        )
         plan.append(entry)
         if text != result.text:
             texts[(result.message, result.block)] = text
@@ -183,6 +191,7 @@ def _shorten(
     *,
     stale: bool,
     acted: set[str] | frozenset[str] = frozenset(),
+    lines_acted: set[int] | frozenset[int] = frozenset(),
 ) -> tuple[str, Elided]:
     """The shortened text of one result, adding to `held` the keys of what stays of it. A result shortened
     before is read back as its kept lines and its marks, and shortened again from them."""
@@ -215,6 +224,8 @@ def _shorten(
         # A record's fields sit on either side of its id (`"id_x": {...}`, `{..., "id": "id_x"}`): the pieces
         # next to one that names a record the agent acted on are that record's too.
         near = {i + d for i, found in enumerate(found_in) if found & acted for d in (-1, 0, 1)} if stale else set()
+        if stale and _near_line(line, lines_acted):
+            near = set(range(len(spans)))
         kept = []
         for index, (start, end) in enumerate(spans):
             found = found_in[index]
@@ -309,6 +320,16 @@ def _render(handle: str, rendered: Sequence[str | int]) -> tuple[str, int]:
     kept = sum(isinstance(line, str) for line in rendered)
     # A result of which no line stays is its header alone: a lone mark would say nothing the header does not.
     return "\n".join([f"{HEADER} full text: {handle}]", *(out if kept else [])]), kept
+
+
+def _near_line(line: str, lines_acted: set[int] | frozenset[int]) -> bool:
+    """A numbered line of a view within `_AROUND` lines of one whose number the agent typed into a call (a
+    `view_range`, an `insert_line`, a numbered `old_str`): the region of the file it works on."""
+    found = LINE_NUMBER.match(line)
+    if found is None or not lines_acted:
+        return False
+    number = int("".join(c for c in found.group() if c.isdigit()))
+    return any(number + d in lines_acted for d in range(-_AROUND, _AROUND + 1))
 
 
 def _record_id(key: str) -> bool:

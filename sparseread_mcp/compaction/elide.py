@@ -12,7 +12,7 @@ decided from the history alone (never from the steps to come), are:
   identifier, a path, an id, a number, an error line) that the rest of the history does not hold, newest
   results first, so that the newest copy of a repeated string is the one kept. Every key of the history is
   therefore still somewhere in what the model is sent. Lines are kept whole and in order; a run of left-out
-  lines becomes one bare `⋯` mark (the header counts what went); nothing is paraphrased or labelled. A
+  lines becomes one bare `⋯` mark; nothing is paraphrased, labelled or counted. A
   one-line JSON result is cut between its members, so a record keeps its id, date and price and leaves
   the members every record repeats; kept neighbours stay joined as they were, a gap is ` ⋯ `.
 - Past a horizon, a result keeps only its lasting keys: paths and file names, ids that mix letters and
@@ -35,12 +35,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass, replace
 
 from ..deadline import checkpoint
 from ..errors import ConfigError, IntentError
+from .handles import handles
+from .handles import resolve as resolve  # where callers found it before: one import path stays
 from .keys import keys, line_keys
 from .marks import LINE_NUMBER
 from .pieces import MEMBER, PIECE, joined, pieces
@@ -57,15 +58,12 @@ _EXTENSION = 4  # a file name's extension (`.py`, `.tsx`, `.json`) is at most th
 #: with one family left out holds (every 4 turns) and where it does not (OpenHands coding runs, every 1 and 8).
 DEFAULT_CAUTION = 1.5
 DEFAULT_KEEP_LAST = 1
-#: A run of left-out lines: one bare mark (the header counts what went). Earlier versions wrote `[⋯ N lines]`.
+#: A run of left-out lines: one bare mark (nothing counts what went). Earlier versions wrote `[⋯ N lines]`.
 MARK = "⋯"
 _OLD_MARK = re.compile(r"\[⋯ (\d{1,9}) lines?\]")
-#: A pointer names the call by the last characters of its id (a long id costs some 20 tokens in every header),
-#: unless another call of the history ends the same way; `full_result_tool` resolves either.
-_HANDLE = 4
-#: Headers of earlier versions counted the lines (`9 of 331 lines kept`, `331 lines left out`); read back the
-#: same way. A header now names only the full text: a count cost some 6 tokens in every header, and the marks
-#: already show where lines went.
+#: A header is `[compacted: k4tC]`: the pointer to the full text and nothing else (8 o200k tokens). Earlier
+#: versions wrote `full text: ` before it (4 tokens more) and counted the lines (`9 of 331 lines kept`, some 6
+#: more); all are read back the same way.
 _EMPTY = re.compile(r"\[compacted(?: tool result)?: (\d{1,9}) lines? left out; full text: .*\]")
 _KEPT = re.compile(r"\[compacted(?: tool result)?: (\d{1,9}) of (\d{1,9}) lines kept; full text: .*\]")
 #: A numbered line within this many lines of one whose number the agent typed keeps its keys past the horizon.
@@ -164,7 +162,7 @@ def elide(
         if settings.caution is None
         else max(settings.min_horizon, math.ceil(settings.caution * reach(transcript)))
     )
-    handles = _handles([result.call_id for result in results])
+    named = handles([result.call_id for result in results])
     plan: list[Elided] = []
     texts: dict[tuple[int, int | None], str] = {}
     # Newest first: of a key printed many times, the newest copy is the one kept.
@@ -172,7 +170,7 @@ def elide(
         result = candidates[position]
         stale = len(results) - position > horizon
         text, entry = _shorten(
-            result, handles[result.call_id], held, settings, stale=stale, acted=acted, lines_acted=lines_acted
+            result, named[result.call_id], held, settings, stale=stale, acted=acted, lines_acted=lines_acted
         )
         plan.append(entry)
         if text != result.text:
@@ -249,34 +247,20 @@ def _shorten(
 def _repointed(text: str, handle: str) -> str:
     """A result shortened before, under today's pointer: a call added since may end the same way as its id."""
     _, newline, body = text.partition("\n")
-    return f"{HEADER} full text: {handle}]{newline}{body}"
+    return f"{HEADER} {handle}]{newline}{body}"
 
 
 def _compacted(text: str) -> bool:
     return text.startswith(HEADER) or text.startswith(_OLD_HEADER)
 
 
-def _handles(call_ids: Sequence[str]) -> dict[str, str]:
-    """The pointer each shortened result names: its call id's last `_HANDLE` characters, or the last twice as
-    many where another call ends the same way (`...cumru__dup1`), or the whole id when it is short (`call_10`:
-    a piece of it would save nothing) or still shared. `resolve` takes a whole id first, so one always names
-    its call."""
-    out: dict[str, str] = {}
-    for size in (_HANDLE, 2 * _HANDLE):
-        ends = Counter(c[-size:] for c in call_ids if len(c) >= size)  # no other call may end with a pointer
-        for c in call_ids:
-            if c not in out and len(c) > size + _HANDLE and ends[c[-size:]] == 1:
-                out[c] = c[-size:]
-    return {c: out.get(c, c) for c in call_ids}
-
-
-def resolve(archive: Mapping[str, str], pointer: str) -> str | None:
-    """The full text a shortened result's pointer names: by its whole call id, or by the end of one when no
-    other archived call id ends the same way."""
-    if pointer in archive:
-        return archive[pointer]
-    found = [key for key in archive if key.endswith(pointer)] if pointer else []
-    return archive[found[0]] if len(found) == 1 else None
+def pointer(text: str) -> str | None:
+    """The pointer a shortened result's header names (`[compacted: k4tC]` gives `k4tC`; headers of earlier
+    versions, `[compacted: 9 of 331 lines kept; full text: 5GEYdj]`, give theirs), or None for another text."""
+    head = text.split("\n", 1)[0]
+    if not _compacted(head) or not head.endswith("]"):
+        return None
+    return head[:-1].rsplit(" ", 1)[-1] or None
 
 
 def _lines(text: str) -> list[str | int]:
@@ -319,7 +303,7 @@ def _render(handle: str, rendered: Sequence[str | int]) -> tuple[str, int]:
     out.pop()  # the sentinel
     kept = sum(isinstance(line, str) for line in rendered)
     # A result of which no line stays is its header alone: a lone mark would say nothing the header does not.
-    return "\n".join([f"{HEADER} full text: {handle}]", *(out if kept else [])]), kept
+    return "\n".join([f"{HEADER} {handle}]", *(out if kept else [])]), kept
 
 
 def _near_line(line: str, lines_acted: set[int] | frozenset[int]) -> bool:

@@ -55,7 +55,7 @@ _EXTENSION = 4  # a file name's extension (`.py`, `.tsx`, `.json`) is at most th
 #: The default knob: on the development runs the most saving point of the curve with retention >= 99% on every
 #: family and >= 97% on every run, at every cadence measured (every 1, 4 and 8 turns in a closed loop, and
 #: as a hook on the raw history); see bench/results/issue31_compaction.md, which also says where choosing it
-#: with one family left out holds (every 4 turns) and where it does not (OpenHands coding runs, every 1 and 8).
+#: with one family left out holds (every 4 and 8 turns) and where it does not (OpenHands coding runs, every 1).
 DEFAULT_CAUTION = 1.5
 DEFAULT_KEEP_LAST = 1
 #: A run of left-out lines: one bare mark (nothing counts what went). Earlier versions wrote `[⋯ N lines]`.

@@ -48,7 +48,7 @@ Policy = Callable[[Transcript, Transcript | None], Transcript]
 _RUN = re.compile(r"[\w./:-]+")
 #: A shortened result's header names its full text by the end of a call id (`full text: dQk4`): a string
 #: that only a pointer holds is not one the model reads, so headers are left out before retention is counted.
-_HEADER = re.compile(r"\[compacted(?: tool result)?:[^\n]*?full text: [^\]\n]*\]")
+_HEADER = re.compile(r"\[compacted(?: tool result)?:[^\]\n]*\]")
 
 
 def used_strings(text: str) -> set[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from sparseread_mcp import compact_history
-from sparseread_mcp.compaction.elide import HEADER, MARK, resolve
+from sparseread_mcp.compaction.elide import HEADER, MARK, pointer, resolve
 
 
 def _record(code: str, flight: str, price: int) -> str:
@@ -74,17 +74,22 @@ def test_a_pointer_names_the_end_of_a_long_call_id_and_one_lookup_resolves_it() 
     assert headers
     for call_id, text in compacted.items():
         if text.startswith(HEADER):
-            pointer = text.split("\n", 1)[0].rsplit("full text: ", 1)[1].rstrip("]")
-            assert call_id.endswith(pointer) and len(pointer) < len(call_id)
-            assert resolve(archive, pointer) == _results(_run(ids))[call_id]
+            named = pointer(text)
+            assert named and call_id.endswith(named) and len(named) < len(call_id)
+            assert resolve(archive, named) == _results(_run(ids))[call_id]
 
 
-def test_two_calls_ending_alike_are_named_by_their_whole_ids() -> None:
-    ids = [f"call_{n}{'A' * 20}Mn4Op5Bq" for n in range(6)]  # every id ends with the same 8 characters
-    compacted = _results(compact_history(_run(ids)))
+def test_calls_ending_alike_are_named_by_a_piece_no_other_id_holds() -> None:
+    ids = [f"call_{n}{'A' * 20}Mn4Op5Bq" for n in range(6)]  # every id ends with the same 28 characters
+    archive: dict[str, str] = {}
+    compacted = _results(compact_history(_run(ids), archive=archive))
+    assert any(text.startswith(HEADER) for text in compacted.values())
     for call_id, text in compacted.items():
         if text.startswith(HEADER):
-            assert text.split("\n", 1)[0].endswith(f"full text: {call_id}]")
+            named = pointer(text)
+            assert named and named in call_id and len(named) < len(call_id)
+            assert not any(named in other for other in ids if other != call_id)
+            assert resolve(archive, named) == _results(_run(ids))[call_id]  # one lookup, the right result
 
 
 def test_an_old_json_result_keeps_its_ids_and_compacting_again_keeps_them() -> None:
@@ -159,5 +164,5 @@ def test_a_pointer_stays_unambiguous_when_a_later_call_ends_the_same_way() -> No
     assert later[ids[0]].startswith(HEADER) and later[ids[3]].startswith(HEADER)
     for call_id, text in later.items():
         if text.startswith(HEADER):
-            pointer = text.split("\n", 1)[0].rsplit("full text: ", 1)[1].rstrip("]")
-            assert resolve(archive, pointer) == _results(_view_run(ids))[call_id]  # one lookup, the right result
+            named = pointer(text)
+            assert named and resolve(archive, named) == _results(_view_run(ids))[call_id]  # one lookup, right one

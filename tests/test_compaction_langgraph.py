@@ -113,6 +113,6 @@ def test_a_shortened_result_is_one_tool_call_away_from_its_full_text() -> None:
     state = agent.invoke({"messages": [("user", "What do the notes say?")]})
     assert state["messages"][-1].content == "Read it again."
     shortened = next(m for m in model.seen[2] if isinstance(m, ToolMessage) and m.tool_call_id == "call_1")
-    assert str(shortened.content).startswith(HEADER) and "full text: call_1]" in str(shortened.content)
+    assert str(shortened.content).startswith(HEADER) and f"{HEADER} call_1]" in str(shortened.content)
     given_back = next(m for m in state["messages"] if isinstance(m, ToolMessage) and m.tool_call_id == "call_3")
     assert given_back.content == view_file("docs/notes.md")

@@ -92,7 +92,7 @@ def test_line_numbers_never_stand_for_a_view() -> None:
     kept = [line for line in shortened.split("\n")[1:] if line != MARK]
     assert kept == [line for line in VIEW.split("\n") if "weighted_total_v2" in line]
     assert shortened.split("\n")[1:] == [MARK, kept[0], MARK]
-    assert shortened.split("\n")[0] == f"{HEADER} full text: call_2]"  # the header names the full text, no count
+    assert shortened.split("\n")[0] == f"{HEADER} call_2]"  # the header names the full text, no count
 
 
 def test_the_full_text_of_a_shortened_result_is_one_lookup_away() -> None:
@@ -100,7 +100,7 @@ def test_the_full_text_of_a_shortened_result_is_one_lookup_away() -> None:
     compacted = compact_history(_run(), archive=archive)
     for call_id, text in _results(compacted).items():
         if text.startswith(HEADER):
-            assert f"full text: {call_id}]" in text.split("\n", 1)[0]
+            assert text.split("\n", 1)[0] == f"{HEADER} {call_id}]"
             assert archive[call_id] == _results(_run())[call_id]
             assert resolve(archive, call_id) == archive[call_id]
     assert archive

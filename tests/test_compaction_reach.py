@@ -114,7 +114,7 @@ async def test_a_result_of_which_nothing_stays_is_one_line_and_reads_back_the_sa
         again = await client.call_tool("sro_compact", {"messages": first.structured_content["messages"]})
     assert again.structured_content is not None
     old = next(m for m in first.structured_content["messages"] if m["role"] == "tool")["content"]
-    assert old == f"{HEADER} full text: call_1]"  # no mark line, no count: the header names the full text
+    assert old == f"{HEADER} call_1]"  # no mark line, no count: the header names the full text
     assert again.structured_content["messages"] == first.structured_content["messages"]
 
 
@@ -123,3 +123,30 @@ async def test_the_tools_default_caution_is_the_librarys(tmp_path: Path) -> None
     async with Client(create_server(Settings(roots=(tmp_path,)))) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     assert tools["sro_compact"].input_schema["properties"]["caution"]["default"] == DEFAULT_CAUTION
+
+
+def _view(first: int, count: int) -> str:
+    """A numbered view of a file (`cat -n`), each line holding a plain identifier: not a lasting key."""
+    return "\n".join(f"{first + n:>6}\tcase_label_{chr(97 + n % 26)}{chr(97 + n // 26)}x = 0" for n in range(count))
+
+
+def test_lines_around_one_the_agent_typed_keep_their_keys_past_the_horizon() -> None:
+    """The agent views lines 300-329, then inserts after line 315; ten results later the view is past the
+    horizon, yet the lines within two of 315 (and of 300 and 329, which it typed too) keep their line numbers
+    (it views and edits that region by number), while the rest of the view keeps none."""
+    messages: list[dict[str, object]] = [
+        {"role": "system", "content": "You are an agent."},
+        {"role": "user", "content": "Fix the match."},
+        _call(1, "str_replace_editor", command="view", path="/w/match.c", view_range=[300, 329]),
+        _result(1, _view(300, 30)),
+        _call(2, "str_replace_editor", command="insert", path="/w/match.c", insert_line=315, new_str="x();"),
+        _result(2, "The file /w/match.c has been edited."),
+    ]
+    for n in range(3, 13):
+        messages += [_call(n, "execute_bash", command=f"cat part{n}.txt"), _result(n, _helper_view(chr(97 + n)))]
+    messages += [_call(13, "execute_bash", command="make"), _result(13, "make: Nothing to be done.")]
+    out = {str(m["tool_call_id"]): str(m["content"]) for m in compact_history(messages) if m["role"] == "tool"}
+    view = out["call_1"]
+    assert view.startswith(HEADER)
+    assert all(f"{n:>6}\t" in view for n in range(313, 318))  # 315 and the two lines on either side
+    assert not any(f"{n:>6}\t" in view for n in (306, 312, 318, 323))  # far from every number it typed

@@ -12,7 +12,7 @@ decided from the history alone (never from the steps to come), are:
   identifier, a path, an id, a number, an error line) that the rest of the history does not hold, newest
   results first, so that the newest copy of a repeated string is the one kept. Every key of the history is
   therefore still somewhere in what the model is sent. Lines are kept whole and in order; a run of left-out
-  lines becomes one bare `⋯` mark (the header counts what went); nothing is paraphrased or labelled. A
+  lines becomes one bare `⋯` mark; nothing is paraphrased, labelled or counted. A
   one-line JSON result is cut between its members, so a record keeps its id, date and price and leaves
   the members every record repeats; kept neighbours stay joined as they were, a gap is ` ⋯ `.
 - Past a horizon, a result keeps only its lasting keys: paths and file names, ids that mix letters and
@@ -35,13 +35,15 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass, replace
 
 from ..deadline import checkpoint
 from ..errors import ConfigError, IntentError
+from .handles import handles
+from .handles import resolve as resolve  # where callers found it before: one import path stays
 from .keys import keys, line_keys
+from .marks import LINE_NUMBER
 from .pieces import MEMBER, PIECE, joined, pieces
 from .segments import argument_strings
 from .transcript import Transcript, load, validate
@@ -53,20 +55,20 @@ _EXTENSION = 4  # a file name's extension (`.py`, `.tsx`, `.json`) is at most th
 #: The default knob: on the development runs the most saving point of the curve with retention >= 99% on every
 #: family and >= 97% on every run, at every cadence measured (every 1, 4 and 8 turns in a closed loop, and
 #: as a hook on the raw history); see bench/results/issue31_compaction.md, which also says where choosing it
-#: with one family left out holds (every 4 turns) and where it does not (OpenHands coding runs, every 1 and 8).
+#: with one family left out holds (every 4 and 8 turns) and where it does not (OpenHands coding runs, every 1).
 DEFAULT_CAUTION = 1.5
 DEFAULT_KEEP_LAST = 1
-#: A run of left-out lines: one bare mark (the header counts what went). Earlier versions wrote `[⋯ N lines]`.
+#: A run of left-out lines: one bare mark (nothing counts what went). Earlier versions wrote `[⋯ N lines]`.
 MARK = "⋯"
 _OLD_MARK = re.compile(r"\[⋯ (\d{1,9}) lines?\]")
-#: A pointer names the call by the last characters of its id (a long id costs some 20 tokens in every header),
-#: unless another call of the history ends the same way; `full_result_tool` resolves either.
-_HANDLE = 4
-#: Headers of earlier versions counted the lines (`9 of 331 lines kept`, `331 lines left out`); read back the
-#: same way. A header now names only the full text: a count cost some 6 tokens in every header, and the marks
-#: already show where lines went.
+#: A header is `[compacted: k4tC]`: the pointer to the full text and nothing else (8 o200k tokens). Earlier
+#: versions wrote `full text: ` before it (4 tokens more) and counted the lines (`9 of 331 lines kept`, some 6
+#: more); all are read back the same way.
 _EMPTY = re.compile(r"\[compacted(?: tool result)?: (\d{1,9}) lines? left out; full text: .*\]")
 _KEPT = re.compile(r"\[compacted(?: tool result)?: (\d{1,9}) of (\d{1,9}) lines kept; full text: .*\]")
+#: A numbered line within this many lines of one whose number the agent typed keeps its keys past the horizon.
+_AROUND = 2
+_LINE_DIGITS = 6  # a line number has at most this many digits (a longer number is an amount or an id)
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")  # a calendar date names a day, as an id names a record
 
 
@@ -144,6 +146,7 @@ def elide(
     candidates, protected = results[:cut], results[cut:]
     held: set[str] = set()
     acted: set[str] = set()  # ids the agent typed into its calls: the records it acts on
+    lines_acted: set[int] = set()  # numbers it typed into its calls: the lines of a file it views and edits
     for message in transcript.messages:
         checkpoint()
         held |= keys(message.text if not message.results else message.kept_text)
@@ -151,6 +154,7 @@ def elide(
             typed = keys(call.arguments) | keys(argument_strings(call.arguments))
             held |= typed
             acted |= {key for key in typed if _record_id(key)}
+            lines_acted |= {int(key) for key in typed if key.isdigit() and len(key) <= _LINE_DIGITS}
     for result in protected:
         held |= keys(result.text)
     horizon = (
@@ -158,14 +162,16 @@ def elide(
         if settings.caution is None
         else max(settings.min_horizon, math.ceil(settings.caution * reach(transcript)))
     )
-    handles = _handles([result.call_id for result in results])
+    named = handles([result.call_id for result in results])
     plan: list[Elided] = []
     texts: dict[tuple[int, int | None], str] = {}
     # Newest first: of a key printed many times, the newest copy is the one kept.
     for position in range(len(candidates) - 1, -1, -1):
         result = candidates[position]
         stale = len(results) - position > horizon
-        text, entry = _shorten(result, handles[result.call_id], held, settings, stale=stale, acted=acted)
+        text, entry = _shorten(
+            result, named[result.call_id], held, settings, stale=stale, acted=acted, lines_acted=lines_acted
+        )
         plan.append(entry)
         if text != result.text:
             texts[(result.message, result.block)] = text
@@ -183,6 +189,7 @@ def _shorten(
     *,
     stale: bool,
     acted: set[str] | frozenset[str] = frozenset(),
+    lines_acted: set[int] | frozenset[int] = frozenset(),
 ) -> tuple[str, Elided]:
     """The shortened text of one result, adding to `held` the keys of what stays of it. A result shortened
     before is read back as its kept lines and its marks, and shortened again from them."""
@@ -215,6 +222,8 @@ def _shorten(
         # A record's fields sit on either side of its id (`"id_x": {...}`, `{..., "id": "id_x"}`): the pieces
         # next to one that names a record the agent acted on are that record's too.
         near = {i + d for i, found in enumerate(found_in) if found & acted for d in (-1, 0, 1)} if stale else set()
+        if stale and _near_line(line, lines_acted):
+            near = set(range(len(spans)))
         kept = []
         for index, (start, end) in enumerate(spans):
             found = found_in[index]
@@ -238,34 +247,20 @@ def _shorten(
 def _repointed(text: str, handle: str) -> str:
     """A result shortened before, under today's pointer: a call added since may end the same way as its id."""
     _, newline, body = text.partition("\n")
-    return f"{HEADER} full text: {handle}]{newline}{body}"
+    return f"{HEADER} {handle}]{newline}{body}"
 
 
 def _compacted(text: str) -> bool:
     return text.startswith(HEADER) or text.startswith(_OLD_HEADER)
 
 
-def _handles(call_ids: Sequence[str]) -> dict[str, str]:
-    """The pointer each shortened result names: its call id's last `_HANDLE` characters, or the last twice as
-    many where another call ends the same way (`...cumru__dup1`), or the whole id when it is short (`call_10`:
-    a piece of it would save nothing) or still shared. `resolve` takes a whole id first, so one always names
-    its call."""
-    out: dict[str, str] = {}
-    for size in (_HANDLE, 2 * _HANDLE):
-        ends = Counter(c[-size:] for c in call_ids if len(c) >= size)  # no other call may end with a pointer
-        for c in call_ids:
-            if c not in out and len(c) > size + _HANDLE and ends[c[-size:]] == 1:
-                out[c] = c[-size:]
-    return {c: out.get(c, c) for c in call_ids}
-
-
-def resolve(archive: Mapping[str, str], pointer: str) -> str | None:
-    """The full text a shortened result's pointer names: by its whole call id, or by the end of one when no
-    other archived call id ends the same way."""
-    if pointer in archive:
-        return archive[pointer]
-    found = [key for key in archive if key.endswith(pointer)] if pointer else []
-    return archive[found[0]] if len(found) == 1 else None
+def pointer(text: str) -> str | None:
+    """The pointer a shortened result's header names (`[compacted: k4tC]` gives `k4tC`; headers of earlier
+    versions, `[compacted: 9 of 331 lines kept; full text: 5GEYdj]`, give theirs), or None for another text."""
+    head = text.split("\n", 1)[0]
+    if not _compacted(head) or not head.endswith("]"):
+        return None
+    return head[:-1].rsplit(" ", 1)[-1] or None
 
 
 def _lines(text: str) -> list[str | int]:
@@ -308,7 +303,17 @@ def _render(handle: str, rendered: Sequence[str | int]) -> tuple[str, int]:
     out.pop()  # the sentinel
     kept = sum(isinstance(line, str) for line in rendered)
     # A result of which no line stays is its header alone: a lone mark would say nothing the header does not.
-    return "\n".join([f"{HEADER} full text: {handle}]", *(out if kept else [])]), kept
+    return "\n".join([f"{HEADER} {handle}]", *(out if kept else [])]), kept
+
+
+def _near_line(line: str, lines_acted: set[int] | frozenset[int]) -> bool:
+    """A numbered line of a view within `_AROUND` lines of one whose number the agent typed into a call (a
+    `view_range`, an `insert_line`, a numbered `old_str`): the region of the file it works on."""
+    found = LINE_NUMBER.match(line)
+    if found is None or not lines_acted:
+        return False
+    number = int("".join(c for c in found.group() if c.isdigit()))
+    return any(number + d in lines_acted for d in range(-_AROUND, _AROUND + 1))
 
 
 def _record_id(key: str) -> bool:

@@ -65,12 +65,12 @@ def pre_model_hook(
 
 def full_result_tool(archive: Mapping[str, str]) -> BaseTool:
     """A tool that gives the model back the full text of a shortened tool result, by the pointer its header
-    names (`full text: ...`: the tool call id, or its last characters): pass the same dict as
+    names (`[compacted: k4tC]`: the tool call id, or a piece of it): pass the same dict as
     `pre_model_hook(archive=...)`, and this tool to the agent. One call dereferences any shortened result."""
 
     def full_result(tool_call_id: str) -> str:
         """The full text of an earlier tool result that the history shows shortened, by the pointer its header names
-        (a tool call id, or the end of one)."""
+        (`[compacted: k4tC]` names `k4tC`: a tool call id, or a piece of one)."""
         text = resolve(archive, tool_call_id)
         if text is None:
             known = ", ".join(sorted(archive)[-5:]) or "none yet"

@@ -44,6 +44,7 @@ from mcp.types import CallToolResult, TextContent
 from sparseread_mcp.select.calibrate import doc_file
 from sparseread_mcp.tokens import TokenCounter
 from sparseread_mcp.wire import record_of
+from sparseread_mcp.wire_source import strings_at
 
 REPO = Path(__file__).resolve().parent.parent
 SETS = ("contracts", "financebench", "tatqa", "fetaqa")
@@ -67,16 +68,10 @@ class Counts:
         return self.o200k.count(text), -(-len(text) // 4)
 
 
-def evidence_strings(value: object, key: str | None = None) -> Iterator[str]:
+def evidence_strings(value: object) -> Iterator[str]:
     """Every evidence string an answer carries, as it is escaped inside the JSON."""
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield from evidence_strings(v, k)
-    elif isinstance(value, list):
-        for v in value:
-            yield from evidence_strings(v, key)
-    elif isinstance(value, str) and key in EVIDENCE_KEYS:
-        yield json.dumps(value, ensure_ascii=False)[1:-1]
+    for text in strings_at(value, EVIDENCE_KEYS):
+        yield json.dumps(text, ensure_ascii=False)[1:-1]
 
 
 def pointers_and_texts(value: object) -> Iterator[tuple[str, str]]:

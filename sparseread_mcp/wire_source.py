@@ -28,7 +28,7 @@ MIN_SHARED = 2
 def relative_to_source(record: dict[str, Any]) -> dict[str, Any]:
     """`record` with the pointers of its most named file and version said relative to a `source` (stated
     after `episode`, or first), where two or more pointers name it; unchanged otherwise."""
-    named = Counter(m[1] for p in _pointers(record) if (m := _WHOLE.fullmatch(p)))
+    named = Counter(m[1] for p in strings_at(record, POINTER_KEYS) if (m := _WHOLE.fullmatch(p)))
     if not named:
         return record
     source, count = named.most_common(1)[0]
@@ -73,14 +73,15 @@ _SOURCE_IN_TEXT = re.compile(r'"source":"([^"\s#@]+@(?:sha256:[0-9a-f]{12}|[0-9a
 _RELATIVE_IN_TEXT = re.compile(r'(?:"pointer":|[\[,])"(#[^"\s]+)"')
 
 
-def _pointers(value: Any, key: str | None = None) -> Iterator[str]:
+def strings_at(value: Any, keys: frozenset[str], key: str | None = None) -> Iterator[str]:
+    """Every string of `value` (a JSON record) held at one of `keys`, directly or in a list."""
     if isinstance(value, dict):
         for k, v in value.items():
-            yield from _pointers(v, k)
+            yield from strings_at(v, keys, k)
     elif isinstance(value, list):
         for v in value:
-            yield from _pointers(v, key)
-    elif isinstance(value, str) and key in POINTER_KEYS:
+            yield from strings_at(v, keys, key)
+    elif isinstance(value, str) and key in keys:
         yield value
 
 

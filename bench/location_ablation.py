@@ -257,11 +257,16 @@ def run_variant(engines: Engines, variant: Variant, rows: list[Row], answer: Any
 
 
 def baselines(engines: Engines, rows: list[Row]) -> dict[str, dict[str, list[Json]]]:
-    """Plain BM25 snippets of the question (no titles, no glossary) and one full read, same passages."""
+    """Plain BM25 snippets of the question (no titles, no heading vocabulary, no glossary) and one full read,
+    same passages."""
     snippets: dict[str, list[Json]] = {}
     full: dict[str, list[Json]] = {}
     locator = LocatorSet().get("bm25")
-    with patched(bm25, "TITLE_WEIGHT", 0), patched(locate_base, "EXPAND_CONCEPTS", False):
+    with (
+        patched(bm25, "TITLE_WEIGHT", 0),
+        patched(bm25, "UNTITLED_WEIGHT", 1.0),
+        patched(locate_base, "EXPAND_CONCEPTS", False),
+    ):
         engines.forget_indexes(rows, 500)
         for row in rows:
             parsed = engines.open(row.folder, row.doc, 500)

@@ -257,11 +257,16 @@ def run_variant(engines: Engines, variant: Variant, rows: list[Row], answer: Any
 
 
 def baselines(engines: Engines, rows: list[Row]) -> dict[str, dict[str, list[Json]]]:
-    """Plain BM25 snippets of the question (no titles, no glossary) and one full read, same passages."""
+    """Plain BM25 snippets of the question (no titles, no heading vocabulary, no glossary) and one full read,
+    same passages."""
     snippets: dict[str, list[Json]] = {}
     full: dict[str, list[Json]] = {}
     locator = LocatorSet().get("bm25")
-    with patched(bm25, "TITLE_WEIGHT", 0), patched(locate_base, "EXPAND_CONCEPTS", False):
+    with (
+        patched(bm25, "TITLE_WEIGHT", 0),
+        patched(bm25, "UNTITLED_WEIGHT", 1.0),
+        patched(locate_base, "EXPAND_CONCEPTS", False),
+    ):
         engines.forget_indexes(rows, 500)
         for row in rows:
             parsed = engines.open(row.folder, row.doc, 500)
@@ -330,6 +335,7 @@ def variants(semantic: bool) -> list[Variant]:
             sets=contract_free,
         ),
     ]
+    found += session17_rows()
     found += [
         Variant(row_name(family, parameter), patches=patches)
         for family, parameter, patches in candidate_rows() + session_rows()
@@ -340,6 +346,21 @@ def variants(semantic: bool) -> list[Variant]:
             Variant("reranker: hybrid MiniLM-L6 x snippets", configuration="hybrid x snippets", sets=(*LONG, PDF)),
         ]
     return found
+
+
+def session17_rows() -> list[Variant]:
+    """Session 17's two changes, each off, and both off through the served path (main's defaults before)."""
+    no_headings = (bm25, "UNTITLED_WEIGHT", 1.0)
+    cut_anyway = (actions, "FOUND_TWICE_SENDS_ALL", False)
+    return [
+        Variant("shipped, heading vocabulary off (UNTITLED_WEIGHT 1)", patches=[no_headings]),
+        *(
+            Variant(f"shipped, heading vocabulary: untitled words weigh {w}", patches=[(bm25, "UNTITLED_WEIGHT", w)])
+            for w in (0.5, 0.7)
+        ),
+        Variant("shipped, the focus cut even when the next passage is found too", patches=[cut_anyway]),
+        Variant("served, session 17 off (the defaults before)", patches=[no_headings, cut_anyway]),
+    ]
 
 
 def summary(results: list[Json]) -> Json:
@@ -423,7 +444,7 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, Json]]:
     for variant in chosen:
         if variant.name in table:
             continue
-        answer = served if variant.name == SERVED else focus
+        answer = served if variant.name.startswith("served") else focus
         table[variant.name] = {c: summary(v) for c, v in run_variant(engines, variant, rows, answer).items()}
         print(f"  {variant.name}: {time.perf_counter() - started:.0f} s", flush=True)
         if args.json:

@@ -55,3 +55,34 @@ async def test_a_focus_stops_at_the_passage_coverage_calls_found_and_a_refine_se
             assert len(every["items"]) > len(first["items"])
             sent = [i["pointer"] for i in first["items"]]
             assert [i["pointer"] for i in every["items"][: len(sent)]] == sent
+
+
+@pytest.mark.anyio
+async def test_when_the_next_passage_is_found_too_the_focus_sends_every_planned_passage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two passages pass coverage's lexical test alike (two pilots named): the test cannot tell which one
+    answers, so the focus does not cut after the first (`FOUND_TWICE_SENDS_ALL`)."""
+    root = minutes(tmp_path)
+    text = (root / "minutes.txt").read_text()
+    (root / "minutes.txt").write_text(
+        text.replace(
+            f"{FILLER} Paragraph 300 of the minutes.",
+            "The chief harbour pilot appointed last year was Jonas Berg of the southern quay.",
+        )
+    )
+
+    async def focus_texts() -> list[str]:
+        with anyio.fail_after(120):  # a hang guard only
+            async with Client(create_server(Settings(roots=(root,), location="bm25"))) as client:
+                answer = await read(client, target="minutes.txt", intent=WHO)
+                return [i["text"] for i in answer["items"]]
+
+    both = await focus_texts()
+    assert any("Marta Olsen" in t for t in both) and any("Jonas Berg" in t for t in both)
+    monkeypatch.setattr(actions, "FOUND_FIRST", False)
+    assert both == await focus_texts()  # every planned passage, as with the cut off
+    monkeypatch.setattr(actions, "FOUND_FIRST", True)
+    monkeypatch.setattr(actions, "FOUND_TWICE_SENDS_ALL", False)
+    cut = await focus_texts()
+    assert len(cut) < len(both)  # without the rule: the found passage and FOUND_AFTER more

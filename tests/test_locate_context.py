@@ -14,7 +14,7 @@ from sparseread_mcp.files.roots import Roots
 from sparseread_mcp.locate import bm25
 from sparseread_mcp.locate.base import build_query
 from sparseread_mcp.locate.bm25 import Bm25Locator
-from sparseread_mcp.locate.context import heading_of, passage_titles
+from sparseread_mcp.locate.context import heading_of, heading_vocabulary, passage_titles
 from sparseread_mcp.models import Intent, Slot
 from sparseread_mcp.protocol.intents import query_for
 from sparseread_mcp.readers.base import ParsedArtifact
@@ -160,3 +160,41 @@ def test_a_running_footer_is_not_a_heading(tmp_path: Path) -> None:
     assert not any("ACME" in t for t in titles)
     last = parsed.passages[-1]
     assert titles[last.index] == "AUDIT"  # the clause continues past the footer
+
+
+HEADINGS = "NOTICES AUDIT PAYMENT RENEWAL CONFIDENTIALITY GENERAL ASSIGNMENT WARRANTY INSURANCE TAXES".split()  # noqa: SIM905
+
+
+def test_a_request_s_frame_words_that_no_heading_uses_weigh_less_than_its_subject(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`... related to renewal that should be reviewed by a lawyer`: `renewal` is a heading of the contract,
+    `reviewed` and `lawyer` are no heading's words; a passage that says the frame's words outscores the
+    subject's clause by BM25 alone, not once they weigh `UNTITLED_WEIGHT`."""
+    rng = random.Random(7)
+    headings = [*HEADINGS, *"DEFINITIONS LICENSE DELIVERY PRICES RECORDS DISPUTES WAIVER SURVIVAL".split()]  # noqa: SIM905
+    clause = "At the end of each year this Agreement is extended by one more year, unless either party objects."
+    decoy = "Each lawyer reviewed it."
+    sections = []
+    for n, heading in enumerate(headings, 1):
+        body = clause if heading == "RENEWAL" else prose(rng, 5)
+        sections.append(f"{n}.      {heading}.\n\n{body}" + (f"\n\n{decoy}" if heading == "GENERAL" else ""))
+    parsed = parse(tmp_path, "\n\n".join(sections))
+    goal = "Highlight the parts of this contract related to renewal that should be reviewed by a lawyer."
+    query = build_query([goal], [])
+
+    def best() -> str:
+        parsed.locator_state.clear()
+        return parsed.text_of(parsed.passages[Bm25Locator().rank(parsed, query)[0][0]])
+
+    assert clause in best()
+    monkeypatch.setattr(bm25, "UNTITLED_WEIGHT", 1.0)  # off: every word of the goal weighs alike
+    assert decoy in best() and clause not in best()
+
+
+def test_a_paged_document_has_no_heading_vocabulary(tmp_path: Path) -> None:
+    """A page's first lines are running headers and column heads, not headings: nothing is weighed by them."""
+    rng = random.Random(2)
+    parsed = parse(tmp_path, "\f".join(f"RENEWAL\n\n{prose(rng, 8)}" for _ in range(4)))
+    assert parsed.lines.page_count and passage_titles(parsed)[0]
+    assert heading_vocabulary(parsed) == frozenset()

@@ -19,8 +19,13 @@ from collections import Counter
 
 from ..deadline import checkpoint
 from ..readers.base import ParsedArtifact
+from .terms import terms
 
 _STATE_KEY = "context.titles"
+_VOCABULARY_KEY = "context.heading_vocabulary"
+#: A word in more than this share of a document's distinct headings is everywhere (an article's or a
+#: part's title repeated above its sections), not one topic's word.
+HEADING_WORD_SHARE = 0.25
 #: Title lines read from the top of each page (short ones, before any running text), at most this many
 #: characters of them.
 PAGE_TITLE_LINES = 3
@@ -67,6 +72,22 @@ def passage_titles(parsed: ParsedArtifact) -> list[str]:
         titles = _heading_titles(parsed)
     parsed.locator_state[_STATE_KEY] = titles
     return titles
+
+
+def heading_vocabulary(parsed: ParsedArtifact) -> frozenset[str]:
+    """The terms the document's own headings use (those in at most `HEADING_WORD_SHARE` of its distinct
+    headings); empty for a paged document, whose titles are each page's first lines (running headers, the
+    company's name, column heads: measured, they lowered FinanceBench's page hit 60.8 -> 49.0%)."""
+    cached = parsed.locator_state.get(_VOCABULARY_KEY)
+    if isinstance(cached, frozenset):
+        return cached
+    vocabulary: frozenset[str] = frozenset()
+    if not parsed.lines.page_count:
+        distinct = {t for t in passage_titles(parsed) if t}
+        met = Counter(word for title in distinct for word in set(terms(title)))
+        vocabulary = frozenset(w for w, n in met.items() if n <= HEADING_WORD_SHARE * max(1, len(distinct)))
+    parsed.locator_state[_VOCABULARY_KEY] = vocabulary
+    return vocabulary
 
 
 def _page_titles(parsed: ParsedArtifact) -> list[str]:

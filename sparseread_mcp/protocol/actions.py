@@ -43,6 +43,12 @@ FOUND_FIRST = True
 #: 92% of the times on articles, 85% on TAT-QA (81% / 78% with 0), and a focus's hit stays BM25 snippets'
 #: (0 drops articles 85% -> 79%); 0 would make the one-line articles' agent loop 0.047x, not 0.051x.
 FOUND_AFTER = 1
+#: ... unless the passage right after the found one is `found` too: two passages pass coverage's lexical test
+#: alike, so it cannot tell which answers, and the focus sends every planned passage (False: cut anyway).
+#: Session 17: the one-line articles' two questions lost to the cut come back (85.0% -> 85.7%, BM25
+#: snippets' figure) and TAT-QA +3, FeTaQA +1, for as many hits as FOUND_AFTER=2 at less exposure
+#: (bench/results/issue33_location.md, session 17).
+FOUND_TWICE_SENDS_ALL = True
 
 
 ITEMS_BY_WANT = {"fact": 4, "verbatim": 4, "count": 6, "list": 8, "table": 6, "summary": 8}
@@ -106,13 +112,21 @@ def until_found(parsed: ParsedArtifact, cands: list[Candidate], slots: list[Slot
 
 def sent_until_found(parsed: ParsedArtifact, spans: list[tuple[int, int]], slots: list[Slot]) -> int:
     """How many of `spans` (best first) a focus sends: up to the first whose text alone makes every slot
-    `found`, and `FOUND_AFTER` more; all of them when none does (benches measure what is sent with it)."""
+    `found`, and `FOUND_AFTER` more; all of them when none does, or when the next one is `found` too
+    (`FOUND_TWICE_SENDS_ALL`). Benches measure what is sent with it."""
     if not FOUND_FIRST or not slots or len(spans) < 2:
         return len(spans)
     text = parsed.artifact.text
     weights = {slot.id: slot_weights(parsed, slot) for slot in slots}
-    for k, (start, end) in enumerate(spans):
-        if all(support(slot, text[start:end], weights[slot.id]) >= FOUND_SUPPORT for slot in slots):
+
+    def found(k: int) -> bool:
+        start, end = spans[k]
+        return all(support(slot, text[start:end], weights[slot.id]) >= FOUND_SUPPORT for slot in slots)
+
+    for k in range(len(spans)):
+        if found(k):
+            if FOUND_TWICE_SENDS_ALL and k + 1 < len(spans) and found(k + 1):
+                return len(spans)  # two passages answer alike: which one does is the reader's call
             return min(len(spans), k + 1 + FOUND_AFTER)
     return len(spans)
 

@@ -23,7 +23,7 @@ def _filing(tmp_path: Path) -> ParsedArtifact:
         if n == 9:
             body = ["Consolidated Statements of Income"] + [f"Row {k} {k * 41:,} {k * 37:,}" for k in range(30)]
         else:
-            line = "Cost of sales in unit {}.{} rose with the harvest, the market and the weather, as in every year before it."
+            line = "Cost of sales in unit {}.{} rose with the harvest, the market and the weather, as every year."
             body = [f"Discussion {n}"] + [line.format(n, k) for k in range(12)]
         pages.append("\n".join(["ACME Corp annual report", *body]))
     (tmp_path / "filing.txt").write_text("\n\f".join(pages) + "\n")

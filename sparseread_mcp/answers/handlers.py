@@ -211,7 +211,8 @@ class FileAnswers:
         cands, verification = actions.verify_claim(read.parsed, read.intent.goal, self.locator, held=read.delivery.held)
         artifact = read.parsed.artifact
         held_spans = partial(read.session.held_spans, artifact.path, artifact.fingerprint)
-        if UNDECIDED_HELD_ALONE and verification.status in UNDECIDED and cands and held_spans(cands[0].start, cands[0].end):
+        undecided = UNDECIDED_HELD_ALONE and verification.status in UNDECIDED
+        if undecided and cands and held_spans(cands[0].start, cands[0].end):
             cands = cands[:1]  # the closest place is one the agent read: named; the less close are not sent
         cands = actions.unheld(read.parsed, cands, held_spans)
         # Only the passages the verdict rests on: those this session already received (a collect's items,

@@ -24,7 +24,9 @@ TITLE_VOTES = 1.0
 _STATE_KEY = "page_votes.titles"
 
 
-def page_votes(parsed: ParsedArtifact, ranking: list[tuple[int, float]], goal_terms: tuple[str, ...]) -> dict[int, float]:
+def page_votes(
+    parsed: ParsedArtifact, ranking: list[tuple[int, float]], goal_terms: tuple[str, ...]
+) -> dict[int, float]:
     """Page -> its vote: the scores of its passages among the ranking's first PAGE_VOTES, and its title's
     share of the goal's words (by rarity among titles) times TITLE_VOTES times the best passage vote."""
     lines = parsed.lines

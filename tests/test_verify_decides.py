@@ -175,3 +175,30 @@ async def test_a_short_claim_is_confirmed_where_the_agent_read_it_not_at_a_coinc
     assert _first_line(received[0]["pointer"]) <= line, (verdict, received)
     assert "medal" in _history_text().splitlines()[line - 1]
     assert "items" not in verdict, verdict  # the passage is the agent's already: named, not resent
+
+
+async def test_an_undecided_claim_whose_closest_place_the_agent_read_names_it_and_sends_no_other(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent read the deciding clause, then verifies its paraphrase: the verdict stays the model's
+    (`unverified`), its pointer is the clause the agent holds, and the less close places are not sent (they
+    were, before)."""
+    from sparseread_mcp.answers import handlers
+
+    (tmp_path / "supply.md").write_text(_contract())
+    claim = "The customer may terminate the agreement on notice if the supplier fails to deliver goods for 45 days"
+    answers = []
+    with anyio.fail_after(120):
+        for alone in (True, False):
+            monkeypatch.setattr(handlers, "UNDECIDED_HELD_ALONE", alone)
+            async with _client(tmp_path) as client:
+                await call(client, "sro_read", {"target": "supply.md#L87-L87"})
+                answers.append(await _verify(client, "supply.md", claim))
+    named, before = answers
+    assert _contract().splitlines()[86] == DECIDING, "the anchor above reads the deciding clause"
+    assert named["verification"]["status"] == "unverified", named
+    assert "#L87:" in named["verification"]["pointer"], named  # the closest place: the clause the agent read
+    # At most what the closest place holds beyond the line read (its window runs on past it), no other place.
+    near = ("#L87", "#L88", "#L89")
+    assert all(any(line in i["pointer"] for line in near) for i in named.get("items", [])), named
+    assert len(before["items"]) > len(named.get("items", [])), (before, named)  # sent with the switch off

@@ -39,6 +39,11 @@ from .views import anchored_pack, card_pack, full_or_degraded, outline_pack
 #: Items a verdict is shown with: the stretch that supports (or contradicts) the claim and the next best, or
 #: an undecided claim's three closest places (short windows, see protocol/closest.py).
 VERIFY_ITEMS = 3
+#: An undecided claim (`unverified`, `not_found`) whose closest place the agent already holds whole gets that
+#: place named (`already_delivered`) and no other: the claim was most likely written from it, and the less
+#: close places cost a short filing's verify 300-500 tokens (bench/results/issue30_agent_loop.md, session 17).
+UNDECIDED_HELD_ALONE = True
+UNDECIDED = frozenset({"unverified", "not_found"})
 
 Handler = Callable[[FileRead], EvidencePack]
 
@@ -205,9 +210,11 @@ class FileAnswers:
             raise IntentError("verify needs a claim in intent.goal, or a pointer target path@rev#anchor")
         cands, verification = actions.verify_claim(read.parsed, read.intent.goal, self.locator, held=read.delivery.held)
         artifact = read.parsed.artifact
-        cands = actions.unheld(
-            read.parsed, cands, partial(read.session.held_spans, artifact.path, artifact.fingerprint)
-        )
+        held_spans = partial(read.session.held_spans, artifact.path, artifact.fingerprint)
+        undecided = UNDECIDED_HELD_ALONE and verification.status in UNDECIDED
+        if undecided and cands and held_spans(cands[0].start, cands[0].end):
+            cands = cands[:1]  # the closest place is one the agent read: named; the less close are not sent
+        cands = actions.unheld(read.parsed, cands, held_spans)
         # Only the passages the verdict rests on: those this session already received (a collect's items,
         # a page of a full view) are named, not sent again (deliver_sparse), and none comes in their place.
         extras = replace(read.extras, verification=verification)

@@ -21,12 +21,11 @@ from ..vocabulary import ExposureForm
 from .claims import decide
 from .coverage import FOUND_SUPPORT, GOAL_SLOT, PARTIAL_SUPPORT, slot_weights, support
 from .intents import query_for
+from .page_votes import page_votes
 from .session import Episode
 
 #: How much of a ranking an episode keeps for refine: enough to go deep, bounded in memory.
 RANKING_KEPT = 200
-#: A refine on a paged document weighs pages by the scores of this many of the best passages.
-PAGE_VOTES = 30
 #: ... and sends the rest of the best page only when it is at most this many characters (else passages).
 PAGE_REST_CHARS = 8_000
 #: When the best page is a page of figures (a statement), the pages of figures up to this many pages
@@ -217,7 +216,8 @@ def refine(
         if intent is not None and (intent.needles or not ranking):
             ranking = locator.rank(parsed, query_for(intent))
             episode.ranking = ranking[:RANKING_KEPT]
-        if rest := rest_of_best_page(parsed, episode, ranking, slots):
+        goal_terms = query_for(intent).terms if intent is not None else ()
+        if rest := rest_of_best_page(parsed, episode, ranking, slots, goal_terms):
             return rest
         if intent is not None and NOVELTY_WEIGHT and episode.delivered:
             # Pages are voted by the goal as asked (above); the next passages favour what was not read yet.
@@ -288,7 +288,11 @@ def novel_query(parsed: ParsedArtifact, episode: Episode, intent: Intent) -> Que
 
 
 def rest_of_best_page(
-    parsed: ParsedArtifact, episode: Episode, ranking: list[tuple[int, float]], slots: list[Slot]
+    parsed: ParsedArtifact,
+    episode: Episode,
+    ranking: list[tuple[int, float]],
+    slots: list[Slot],
+    goal_terms: tuple[str, ...] = (),
 ) -> list[Candidate]:
     """On a paged document, what is not yet delivered of the page where the best passages concentrate
     (the sum of their scores): evidence on a page (a statement, a table) is often the whole page, and
@@ -298,10 +302,7 @@ def rest_of_best_page(
     lines = parsed.lines
     if not lines.page_count:
         return []
-    votes: dict[int, float] = {}
-    for index, score in ranking[:PAGE_VOTES]:
-        if score > 0 and (page := lines.page_of(parsed.passages[index].start)) is not None:
-            votes[page] = votes.get(page, 0.0) + score
+    votes = page_votes(parsed, ranking, goal_terms)
     text = parsed.artifact.text
     for page in page_order(parsed, votes):
         start, end = lines.page_span(page)

@@ -1,0 +1,65 @@
+"""A refine on a paged document weighs pages by the votes of the goal's best passages and by the page's own
+title matched against the goal (protocol/page_votes.py): a statement whose figures share no word with the
+question, but whose title names it, is read before pages that only repeat the question's common words."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sparseread_mcp import ReadEngine, Settings
+from sparseread_mcp.locate.terms import terms
+from sparseread_mcp.protocol import actions, page_votes
+from sparseread_mcp.readers.base import ParsedArtifact
+
+GOAL = "the cost of sales, as the consolidated statement of income gives it"
+
+
+def _filing(tmp_path: Path) -> ParsedArtifact:
+    """Twelve pages under the same running header; page 9 is the statement, titled, with figures only."""
+    pages = []
+    for n in range(1, 13):
+        if n == 9:
+            body = ["Consolidated Statements of Income"] + [f"Row {k} {k * 41:,} {k * 37:,}" for k in range(30)]
+        else:
+            line = "Cost of sales in unit {}.{} rose with the harvest, the market and the weather, as every year."
+            body = [f"Discussion {n}"] + [line.format(n, k) for k in range(12)]
+        pages.append("\n".join(["ACME Corp annual report", *body]))
+    (tmp_path / "filing.txt").write_text("\n\f".join(pages) + "\n")
+    return ReadEngine(Settings(roots=(tmp_path,))).open("filing.txt")
+
+
+def _prose_ranking(parsed: ParsedArtifact) -> list[tuple[int, float]]:
+    """A ranking whose passages are all on prose pages (the statement's figures match no goal word)."""
+    statement = parsed.lines.page_span(9)
+    prose = [p.index for p in parsed.passages if not statement[0] <= p.start < statement[1]]
+    return [(index, 1.0 - k / 100) for k, index in enumerate(prose[:30])]
+
+
+def test_a_page_whose_title_names_the_goal_is_voted_with_the_best(tmp_path: Path) -> None:
+    """A title that holds every word of the goal votes as much as the best page's passages do; one that
+    holds some of them, that share of it: either way a statement no passage reached is among the pages read."""
+    parsed = _filing(tmp_path)
+    ranking = _prose_ranking(parsed)
+    every = page_votes.page_votes(parsed, ranking, tuple(terms("the consolidated statement of income")))
+    some = page_votes.page_votes(parsed, ranking, tuple(terms(GOAL)))
+    best = max(vote for page, vote in every.items() if page != 9)
+    assert every[9] == pytest.approx(best), every
+    assert 0 < some[9] < best and 9 in actions.page_order(parsed, some), some
+
+
+def test_without_title_votes_the_statement_gets_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(page_votes, "TITLE_VOTES", 0.0)
+    parsed = _filing(tmp_path)
+    votes = page_votes.page_votes(parsed, _prose_ranking(parsed), tuple(terms(GOAL)))
+    assert 9 not in votes, votes
+
+
+def test_a_running_header_on_every_page_votes_for_none(tmp_path: Path) -> None:
+    """The header's words are in every title: every page gains alike, so the order stays the passages'."""
+    parsed = _filing(tmp_path)
+    ranking = _prose_ranking(parsed)
+    plain = page_votes.page_votes(parsed, ranking, ())
+    header = page_votes.page_votes(parsed, ranking, tuple(terms("ACME annual report")))
+    assert actions.page_order(parsed, header) == actions.page_order(parsed, plain)

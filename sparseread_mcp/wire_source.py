@@ -19,8 +19,9 @@ from typing import Any
 #: `already_delivered`, `retire`, a verdict's `pointer`. Nothing else is rewritten (an item's text may well
 #: begin with `#`).
 POINTER_KEYS = frozenset({"pointer", "pointers", "already_delivered", "retire"})
-#: A whole pointer: a path, `@`, a revision (a `sha256:` prefix or a git commit), `#`, an anchor.
-_WHOLE = re.compile(r"([^\s#@]+@(?:sha256:[0-9a-f]{12}|[0-9a-f]{7,40}))(#\S+)")
+#: A whole pointer: a path, `@`, a revision (a `sha256:` prefix or a git commit), `#`, an anchor. Tried only
+#: where a path's run of characters starts (linear in any search, not only in the `fullmatch` used here).
+_WHOLE = re.compile(r"(?<![^\s#@])([^\s#@]+@(?:sha256:[0-9a-f]{12}|[0-9a-f]{7,40}))(#\S+)")
 #: Stating `source` costs about what one pointer's `path@rev` does: it pays from the second pointer on.
 MIN_SHARED = 2
 

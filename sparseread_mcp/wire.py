@@ -1,7 +1,7 @@
 """What goes on the wire: the one serialization every answer is sent and counted in, so a budget measured
 here is the budget the agent pays.
 
-An answer says only what carries information (protocol 5):
+An answer says only what carries information (protocol 6):
 
 - no `null`, empty or default-valued field: an absent list is empty, an absent flag is its default
   (`generated`, `truncated`, `closed`, `stale` false; `outline_complete` true), an absent number is 0;

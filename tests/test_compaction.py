@@ -493,3 +493,9 @@ def test_a_summarized_read_keeps_its_call_and_its_evidence_pointers() -> None:
     lines = "\n".join(unit_lines(segment(load(messages))[1]))
     assert f"re-read: {pointer}" in lines and "sro_read(target=docs/guide.md)" in lines
     assert "plain words plain words" not in lines
+    # Protocol 6 says the file once, as `source`, and the pointers as `#anchor`: the summary names them whole.
+    source, anchor = pointer.split("#")
+    items = [{"pointer": f"#{anchor}", "text": "plain words " * 100}, {"pointer": "#L30-L31", "text": "more"}]
+    messages[-1]["content"] = json.dumps({"source": source, "items": items}, separators=(",", ":"))
+    lines = "\n".join(unit_lines(segment(load(messages))[1]))
+    assert f"re-read: {pointer} {source}#L30-L31" in lines

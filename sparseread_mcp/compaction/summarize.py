@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..deadline import checkpoint
+from ..wire_source import source_pointers
 from .marks import LINE_NUMBER, reported_errors, salient
 from .segments import Unit
 
@@ -32,6 +33,8 @@ _MAX_CANDIDATES = 4096
 _MAX_POINTERS = 5
 #: Evidence pointers as sro_ tools print them; anchored where a run of path characters starts (linear).
 _POINTER = re.compile(r"(?<![\w./-])[\w./-]+@(?:sha256:[0-9a-f]{12}|[0-9a-f]{7,40})#L\d+(?:-L\d+)?")
+#: A whole pointer up to the lines its anchor names (`#L12`, `#L12-L18`): what a summary lists to re-read.
+_LINE_ANCHORED = re.compile(r"([^#\s]+#L\d+(?:-L\d+)?)")
 _MAX_ARGS = 160
 _PARSE_ARGS = 4096
 _MAX_SENTENCE = 240
@@ -128,6 +131,9 @@ def unit_lines(
             seen.add(error)
             lines.append(f"  error: {error}")
     pointers = [m.group() for _, m in zip(range(_MAX_POINTERS), _POINTER.finditer(unit.observation), strict=False)]
+    if not pointers:  # a protocol-6 answer: `source` once, its pointers `#anchor` (wire_source)
+        lined = (_LINE_ANCHORED.match(p) for p in source_pointers(unit.observation))
+        pointers = [m[1] for m in lined if m][:_MAX_POINTERS]
     if pointers:
         lines.append("  re-read: " + " ".join(pointers))
     shown = "\n".join([*lines, *errors, calls])  # an error line the span listed already still covers its marks

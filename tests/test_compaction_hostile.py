@@ -177,7 +177,6 @@ PATTERN_USERS = {
     "error_lines": "from sparseread_mcp.compaction.marks import error_lines as f",
     "first_sentence": "from sparseread_mcp.compaction.summarize import _first_sentence as f",
     "source_pointers": "from sparseread_mcp.wire_source import source_pointers as f",
-    "summary_pointer": "from sparseread_mcp.compaction.summarize import _POINTER\nf = _POINTER.findall",
     "quoted_lines": "from sparseread_mcp.compaction.learned import _action_lines\nf = lambda s: _action_lines(s, [s])",
     "summary": "from sparseread_mcp.compaction.segments import Unit\n"
     "from sparseread_mcp.compaction.summarize import ExtractiveSummarizer\n"

@@ -31,9 +31,8 @@ _MAX_MARK = 80
 #: Marks looked at per unit: past this many, the rest would not fit the share anyway.
 _MAX_CANDIDATES = 4096
 _MAX_POINTERS = 5
-#: Evidence pointers as sro_ tools print them; anchored where a run of path characters starts (linear).
-_POINTER = re.compile(r"(?<![\w./-])[\w./-]+@(?:sha256:[0-9a-f]{12}|[0-9a-f]{7,40})#L\d+(?:-L\d+)?")
-#: A whole pointer up to the lines its anchor names (`#L12`, `#L12-L18`): what a summary lists to re-read.
+#: An evidence pointer (whole: `wire_source.source_pointers`) up to the lines its anchor names (`#L12`,
+#: `#L12-L18`): what a summary lists to re-read. Used with `match` on one pointer, never to search text.
 _LINE_ANCHORED = re.compile(r"([^#\s]+#L\d+(?:-L\d+)?)")
 _MAX_ARGS = 160
 _PARSE_ARGS = 4096
@@ -130,10 +129,9 @@ def unit_lines(
         if error not in seen:
             seen.add(error)
             lines.append(f"  error: {error}")
-    pointers = [m.group() for _, m in zip(range(_MAX_POINTERS), _POINTER.finditer(unit.observation), strict=False)]
-    if not pointers:  # a protocol-6 answer: `source` once, its pointers `#anchor` (wire_source)
-        lined = (_LINE_ANCHORED.match(p) for p in source_pointers(unit.observation))
-        pointers = [m[1] for m in lined if m][:_MAX_POINTERS]
+    # Pointers as sro_ tools print them, whole or (protocol 6) `#anchor` after the answer's `source`.
+    lined = (_LINE_ANCHORED.match(p) for p in source_pointers(unit.observation))
+    pointers = [m[1] for m in lined if m][:_MAX_POINTERS]
     if pointers:
         lines.append("  re-read: " + " ".join(pointers))
     shown = "\n".join([*lines, *errors, calls])  # an error line the span listed already still covers its marks

@@ -6,6 +6,8 @@ import json
 
 from sparseread_mcp import compact_history
 from sparseread_mcp.compaction.elide import HEADER, MARK, pointer, resolve
+from sparseread_mcp.compaction.handles import handles
+from sparseread_mcp.tokens import TokenCounter
 
 
 def _record(code: str, flight: str, price: int) -> str:
@@ -66,7 +68,7 @@ def test_a_json_results_ids_dates_and_amounts_survive_and_what_stays_is_verbatim
         assert key in every  # a repeated key stays once, in its newest copy
 
 
-def test_a_pointer_names_the_end_of_a_long_call_id_and_one_lookup_resolves_it() -> None:
+def test_a_pointer_names_a_piece_of_a_long_call_id_and_one_lookup_resolves_it() -> None:
     ids = [f"call_Qw8rT9x8Yz7Lk3Mn4Op5B{n}q" for n in range(6)]
     archive: dict[str, str] = {}
     compacted = _results(compact_history(_run(ids), archive=archive))
@@ -75,8 +77,32 @@ def test_a_pointer_names_the_end_of_a_long_call_id_and_one_lookup_resolves_it() 
     for call_id, text in compacted.items():
         if text.startswith(HEADER):
             named = pointer(text)
-            assert named and call_id.endswith(named) and len(named) < len(call_id)
+            assert named and named in call_id and len(named) < len(call_id)
+            assert not any(named in other for other in ids if other != call_id)
             assert resolve(archive, named) == _results(_run(ids))[call_id]
+
+
+def test_a_pointer_is_the_cheapest_piece_no_other_id_holds_and_never_costs_more_than_the_ids_end() -> None:
+    counter = TokenCounter()
+    ids = [
+        "call_iYvPHzJ3KZ16qbCZIyHq5lNb",
+        "call_623Ldcmi5Sz2YCJ2lY7O9oD5",
+        "toolu_01",
+        "toolu_02",
+        "call_1",
+        "call_12",
+    ]
+    named = handles(ids)
+    archive = {call_id: f"result of {call_id}" for call_id in ids}
+    for call_id in ids:
+        piece = named[call_id]
+        assert piece in call_id
+        assert piece == call_id or not any(piece in other for other in ids if other != call_id)
+        assert resolve(archive, piece) == archive[call_id]  # one lookup, the right call (a whole id first)
+        end = call_id[-4:] if len(call_id) > 8 else call_id  # what the pointer was before
+        assert counter.count(f" {piece}]") <= counter.count(f" {end}]")
+    assert counter.count(f" {named['toolu_01']}]") < counter.count(" toolu_01]")  # a numbered id: its number
+    assert named["call_1"] == "call_1"  # every piece of it is in `call_12` too: the whole id
 
 
 def test_calls_ending_alike_are_named_by_a_piece_no_other_id_holds() -> None:

@@ -27,8 +27,8 @@ PAGE_VOTES = 30
 #: A title holding all of the goal's weight votes this share of the best page's passage votes (0: off).
 TITLE_VOTES = 1.0
 #: A page's voting title: its first lines, up to this many short ones (3: the indexed title's depth). Session
-#: 18, FinanceBench's agent loop (40 seeded): 3 -> 8 took the median per question 0.084 -> 0.079 and the
-#: total 0.162 -> 0.148; the 11 questions outside them held (0.035 median, total 0.212 -> 0.211).
+#: 18, FinanceBench's agent loop (seeded 40, stdio): 3 -> 8 took the median per question 0.089 -> 0.083 and
+#: the total 0.165 -> 0.151; the 11 questions outside them held (median 0.035, total 0.212 both).
 TITLE_LINES = 8
 _STATE_KEY = "page_votes.titles"
 

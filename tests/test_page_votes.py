@@ -4,15 +4,21 @@ question, but whose title names it, is read before pages that only repeat the qu
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
+import anyio
 import pytest
+from flow import read
+from mcp import Client
 
 from sparseread_mcp import ReadEngine, Settings
 from sparseread_mcp.locate.terms import terms
 from sparseread_mcp.protocol import actions, page_votes
 from sparseread_mcp.readers.base import ParsedArtifact
+from sparseread_mcp.serve.server import create_server
 
+FILLER = ("river", "harvest", "council", "market", "winter", "bridge", "ledger", "festival", "copper", "quarry")
 GOAL = "the cost of sales, as the consolidated statement of income gives it"
 
 
@@ -63,3 +69,56 @@ def test_a_running_header_on_every_page_votes_for_none(tmp_path: Path) -> None:
     plain = page_votes.page_votes(parsed, ranking, ())
     header = page_votes.page_votes(parsed, ranking, tuple(terms("ACME annual report")))
     assert actions.page_order(parsed, header) == actions.page_order(parsed, plain)
+
+
+def _report(tmp_path: Path) -> Path:
+    """Twelve pages under three running lines; page 9 names its statement on its fourth line, above figures
+    that share no word with the goal; page 2 discusses the statement's cost of sales line by line, pages 3-7
+    once each."""
+    rng = random.Random(5)
+    pages = []
+    for n in range(1, 13):
+        if n == 9:
+            body = ["Consolidated Statements of Income"] + [f"Row {k} {k * 41:,} {k * 37:,}" for k in range(30)]
+        else:
+            body = [f"Discussion {n}"]
+            for k in range(12):
+                words = " ".join(rng.choice(FILLER) for _ in range(12))
+                said = f"Cost of sales in the consolidated statement of income of unit {n}.{k} rose: {words}."
+                body.append(said if n == 2 or (n < 8 and k == 5) else f"{words}.")
+        pages.append("\n".join(["ACME Corp", "Annual Report 2024", "Table of Contents", *body]))
+    (tmp_path / "report.txt").write_text("\n\f".join(pages) + "\n")
+    return tmp_path
+
+
+async def _refined(root: Path, refines: int) -> list[str]:
+    """The texts a focus and `refines` refines send, through the official MCP client."""
+    goal = {"goal": "the cost of sales in the consolidated statement of income"}
+    texts = []
+    with anyio.fail_after(120):  # a hang guard only
+        async with Client(create_server(Settings(roots=(root,), location="bm25"))) as client:
+            texts += [i["text"] for i in (await read(client, target="report.txt", intent=goal))["items"]]
+            for _ in range(refines):
+                texts += [i["text"] for i in (await read(client, target="report.txt", action="refine"))["items"]]
+    return texts
+
+
+@pytest.mark.anyio
+async def test_a_statement_named_below_the_running_lines_is_among_the_pages_refined(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The page head votes past the running lines (their words are in every head and weigh nothing): the
+    statement is read by the second refine, after the page of prose that names the goal on every line and before
+    those that name it once. With the indexed title's depth (three lines) its head is the running lines alone,
+    and it is not."""
+    root = _report(tmp_path)
+    assert any("Row 7 287" in text for text in await _refined(root, refines=2))
+    monkeypatch.setattr(page_votes, "TITLE_LINES", 3)
+    assert not any("Row 7 287" in text for text in await _refined(root, refines=2))
+
+
+def test_a_page_head_ends_at_running_text_or_figures() -> None:
+    assert page_votes.page_head("Table of Contents\n \nPART II\nINCOME STATEMENTS\n$ 61,502 75,956\nRevenue") == (
+        "Table of Contents PART II INCOME STATEMENTS"
+    )
+    assert page_votes.page_head("Results\n" + "word " * 30 + "\nNext") == "Results"

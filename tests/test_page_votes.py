@@ -122,3 +122,37 @@ def test_a_page_head_ends_at_running_text_or_figures() -> None:
         "Table of Contents PART II INCOME STATEMENTS"
     )
     assert page_votes.page_head("Results\n" + "word " * 30 + "\nNext") == "Results"
+
+
+def _long_discussion(tmp_path: Path) -> Path:
+    """Ten pages: page 3 a long page of prose (about 7,000 characters) that repeats the goal's words on
+    every line, page 7 a short statement titled with them, whose figures below its first passage answer;
+    the rest filler."""
+    rng = random.Random(11)
+    pages = []
+    for n in range(1, 11):
+        if n == 3:
+            said = "Cost of sales in the consolidated statement of income of unit {} rose: {}."
+            body = [said.format(k, " ".join(rng.choice(FILLER) for _ in range(10))) for k in range(50)]
+        elif n == 7:
+            body = ["Consolidated Statements of Income"] + [f"Row {k} {k * 41:,} {k * 37:,}" for k in range(60)]
+        else:
+            body = [" ".join(rng.choice(FILLER) for _ in range(12)) + "." for _ in range(20)]
+        pages.append("\n".join([f"Discussion {n}", *body]))
+    (tmp_path / "report.txt").write_text("\n\f".join(pages) + "\n")
+    return tmp_path
+
+
+@pytest.mark.anyio
+async def test_a_long_page_of_prose_gives_way_to_a_short_statement(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The best-voted page's rest is longer than PAGE_REST_CHARS: the first refine sends the next-voted page
+    that fits, the statement, instead of thousands of characters that repeat what the focus sent. With the
+    old cap (8,000) the long page's rest comes first and the statement is not in the first refine."""
+    root = _long_discussion(tmp_path)
+    focus, refined = await _refined(root, refines=0), await _refined(root, refines=1)
+    assert not any("Row 40 1,640" in text for text in focus)
+    assert any("Row 40 1,640" in text for text in refined)
+    monkeypatch.setattr(actions, "PAGE_REST_CHARS", 8_000)
+    assert not any("Row 40 1,640" in text for text in await _refined(root, refines=1))

@@ -149,10 +149,40 @@ async def test_a_long_page_of_prose_gives_way_to_a_short_statement(
 ) -> None:
     """The best-voted page's rest is longer than PAGE_REST_CHARS: the first refine sends the next-voted page
     that fits, the statement, instead of thousands of characters that repeat what the focus sent. With the
-    old cap (8,000) the long page's rest comes first and the statement is not in the first refine."""
+    old cap (8,000) the long page's rest comes first and the statement is not in the first refine. (Votes
+    per page length off: they alone would also put the statement first.)"""
+    monkeypatch.setattr(page_votes, "LENGTH_NORM", 0.0)
     root = _long_discussion(tmp_path)
     focus, refined = await _refined(root, refines=0), await _refined(root, refines=1)
     assert not any("Row 40 1,640" in text for text in focus)
     assert any("Row 40 1,640" in text for text in refined)
     monkeypatch.setattr(actions, "PAGE_REST_CHARS", 8_000)
+    assert not any("Row 40 1,640" in text for text in await _refined(root, refines=1))
+
+
+def test_votes_are_weighed_per_page_length(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two pages with the same votes: the shorter one offers them for less reading and comes first; a one-line
+    divider page is not taken for the densest page of all (it counts as SHORTEST_SHARE of the mean)."""
+    long_page = "\n".join(f"Discussion line {k} of the year, the market and the weather." for k in range(60))
+    short_page = "\n".join(f"Row {k} {k * 41:,}" for k in range(20))
+    pages = [long_page, short_page, "Part II", long_page, short_page]
+    (tmp_path / "doc.txt").write_text("\n\f".join(pages) + "\n")
+    parsed = ReadEngine(Settings(roots=(tmp_path,))).open("doc.txt")
+    weighed = page_votes.per_length(parsed, {1: 1.0, 2: 1.0, 3: 1.0})
+    assert weighed[2] > weighed[1]
+    assert weighed[3] == pytest.approx(1.0 / page_votes.SHORTEST_SHARE**page_votes.LENGTH_NORM)
+    monkeypatch.setattr(page_votes, "LENGTH_NORM", 0.0)
+    assert page_votes.per_length(parsed, {1: 1.0, 2: 1.0}) == {1: 1.0, 2: 1.0}
+
+
+@pytest.mark.anyio
+async def test_per_length_a_short_statement_comes_before_a_long_page_that_fits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a cap the long page fits under (8,000), votes per page length still send the statement first:
+    the long page's votes are its length more than its evidence. Off, the long page comes first."""
+    monkeypatch.setattr(actions, "PAGE_REST_CHARS", 8_000)
+    root = _long_discussion(tmp_path)
+    assert any("Row 40 1,640" in text for text in await _refined(root, refines=1))
+    monkeypatch.setattr(page_votes, "LENGTH_NORM", 0.0)
     assert not any("Row 40 1,640" in text for text in await _refined(root, refines=1))

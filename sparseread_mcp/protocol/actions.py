@@ -21,7 +21,7 @@ from ..vocabulary import ExposureForm
 from .claims import decide
 from .coverage import FOUND_SUPPORT, GOAL_SLOT, PARTIAL_SUPPORT, slot_weights, support
 from .intents import query_for
-from .page_votes import page_votes
+from .page_votes import page_votes, per_length
 from .session import Episode
 
 #: How much of a ranking an episode keeps for refine: enough to go deep, bounded in memory.
@@ -300,14 +300,14 @@ def rest_of_best_page(
     goal_terms: tuple[str, ...] = (),
 ) -> list[Candidate]:
     """On a paged document, what is not yet delivered of the page where the best passages concentrate
-    (the sum of their scores): evidence on a page (a statement, a table) is often the whole page, and
-    passages show only parts of it. Pages already delivered whole, or whose rest is over
+    (the sum of their scores, per unit of page length: `per_length`): evidence on a page (a statement, a
+    table) is often the whole page, and passages show only parts of it. Pages already delivered whole, or whose rest is over
     PAGE_REST_CHARS, give way to the next in `page_order`; empty when the text has no pages or no page
     qualifies."""
     lines = parsed.lines
     if not lines.page_count:
         return []
-    votes = page_votes(parsed, ranking, goal_terms)
+    votes = per_length(parsed, page_votes(parsed, ranking, goal_terms))
     text = parsed.artifact.text
     for page in page_order(parsed, votes):
         start, end = lines.page_span(page)

@@ -301,9 +301,9 @@ def rest_of_best_page(
 ) -> list[Candidate]:
     """On a paged document, what is not yet delivered of the page where the best passages concentrate
     (the sum of their scores, per unit of page length: `per_length`): evidence on a page (a statement, a
-    table) is often the whole page, and passages show only parts of it. Pages already delivered whole, or whose rest is over
-    PAGE_REST_CHARS, give way to the next in `page_order`; empty when the text has no pages or no page
-    qualifies."""
+    table) is often the whole page, and passages show only parts of it. Pages already delivered whole, or
+    whose rest is over PAGE_REST_CHARS, give way to the next in `page_order`; empty when the text has no
+    pages or no page qualifies."""
     lines = parsed.lines
     if not lines.page_count:
         return []

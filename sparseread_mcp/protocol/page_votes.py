@@ -11,6 +11,8 @@ The title that votes is the page's head read deeper than the indexed one (its fi
 page opens with running lines ("Table of Contents", "PART II", "Item 8") and names its statement below them
 ("INCOME STATEMENTS" on the fifth line). The running lines' words are in most pages' heads and weigh nothing,
 so reading past them costs no precision; the head ends at running text or at the first line of figures.
+
+The votes a refine orders pages by are then weighed per unit of the page's length (`per_length`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A full view is ranked, never blind: on a single-line document its first page begins at the passage
-BM25 ranks first (needles steer it), and a focus, a collect and a refine in one episode never send a
-character twice, within 2L."""
+BM25 ranks first (needles steer it), its next pages where the unread matches cluster, and a focus, a
+collect and a refine in one episode never send a character twice, within 2L."""
 
 from __future__ import annotations
 
@@ -8,8 +8,11 @@ import itertools
 import random
 from pathlib import Path
 
+import anyio
 import pytest
 from conftest import item_spans
+from flow import read
+from mcp import Client
 
 from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
 from sparseread_mcp.errors import IntentError
@@ -18,6 +21,7 @@ from sparseread_mcp.protocol.intents import query_for
 from sparseread_mcp.select.configuration import FULL_VIEW
 from sparseread_mcp.select.policy import Policy
 from sparseread_mcp.select.selector import Selector, group_of
+from sparseread_mcp.serve.server import create_server
 
 WORDS = [
     *("river", "harvest", "council", "market", "winter", "bridge", "ledger", "festival", "copper", "quarry"),
@@ -157,3 +161,37 @@ def test_an_earlier_cursor_stays_live_and_never_resends(tmp_path: Path) -> None:
     assert all(a_end <= b_start for (_, a_end), (b_start, _) in itertools.pairwise(spans))
     with pytest.raises(IntentError):
         engine.read("s", ReadRequest(target="article.txt", cursor=f"{focus.episode.id}:{'9' * 5000}"))
+
+
+def _rows_with_a_cluster() -> tuple[str, range]:
+    """3,000 numbered rows: one row holds every word of the goal (the best single match) two thirds of the
+    way down; five rows within one page a fifth of the way down each hold two of its rarer words."""
+    lines = [
+        f"Row {i}: the {WORDS[i % len(WORDS)]} and the {WORDS[(i * 7) % len(WORDS)]} of year {i}." for i in range(3000)
+    ]
+    lines[2100] = "Row 2100: the lighthouse keeper logged the storm surge and the ferry delay."
+    cluster = range(600, 640, 8)
+    for row in cluster:
+        lines[row] = f"Row {row}: the storm surge flooded the quay at berth {row}."
+    return "\n".join(lines) + "\n", cluster
+
+
+@pytest.mark.anyio
+async def test_the_next_page_goes_where_the_unread_matches_cluster(tmp_path: Path) -> None:
+    """Page 1 of a full view begins at the best match; the cursor's next page is where the matches not read
+    yet are densest (the cluster), not the rows after page 1. The pages are still one full view: every
+    character once. Through the official MCP client."""
+    text, cluster = _rows_with_a_cluster()
+    (tmp_path / "article.txt").write_text(text)
+    goal = {"goal": "lighthouse keeper storm surge ferry delay"}
+    with anyio.fail_after(120):  # a hang guard only
+        async with Client(create_server(Settings(roots=(tmp_path,)))) as client:
+            pages = [await read(client, target="article.txt", view="full", intent=goal, budget_tokens=2000)]
+            while pages[-1].get("cursor") and len(pages) < 100:
+                pages.append(await read(client, target="article.txt", cursor=pages[-1]["cursor"], budget_tokens=2000))
+    first, second = (page["items"][0]["text"] for page in pages[:2])
+    assert "lighthouse keeper" in first
+    assert all(f"berth {row}." in second for row in cluster)
+    spans = sorted((text.index(t), text.index(t) + len(t)) for t in (p["items"][0]["text"] for p in pages))
+    assert all(a_end <= b_start for (_, a_end), (b_start, _) in itertools.pairwise(spans))
+    assert "".join(text[s:e] for s, e in spans).replace("\n", "") == text.replace("\n", "")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..gate.delivery import Extras, likeliest_region
+from ..gate.delivery import Extras
+from ..gate.page_place import likeliest_region
 from ..gate.sparse import deliver_sparse
 from ..locate import LocatorSet
 from ..locate.base import Locator, build_query
@@ -32,7 +33,7 @@ def located_pack(read: FileRead, *, selection: Policy, locators: LocatorSet, pas
     choice = selection.choose(parsed, intent)
     configuration = choice.configuration.qualified(parsed.type)
     if choice.configuration == FULL_VIEW:
-        origin = likeliest_region(parsed, bm25, intent, episode)
+        origin = likeliest_region(parsed, bm25, intent, episode, d.budget_tokens)
         reason = choice.reason
         if origin:
             page = parsed.lines.page_of(origin)

@@ -15,6 +15,7 @@ from ..files.revisions import Revisions
 from ..files.roots import Roots
 from ..files.textdiff import TextDiff
 from ..gate.delivery import Delivery, Extras
+from ..gate.page_place import densest_unread
 from ..gate.pages import deliver_full
 from ..gate.respond import fit_pack
 from ..gate.sparse import deliver_sparse
@@ -106,8 +107,8 @@ def _exists(files: Files, path: str) -> bool:
 
 
 def next_page(files: Files, session: Session, cursor: str, budget: int) -> EvidencePack:
-    """The next page of a full view being paged in the session; the pages only ever cover what was not
-    sent yet."""
+    """The next page of a full view being paged in the session: where the episode's unread matches are
+    densest (`densest_unread`), else the cursor's place; the pages only ever cover what was not sent yet."""
     episode_id, _, offset_text = cursor.rpartition(":")
     episode = session.episodes.get(episode_id)
     # Any cursor of a full view still being paged is live: a ranked page (a refine, a new focus) may have
@@ -122,9 +123,15 @@ def next_page(files: Files, session: Session, cursor: str, budget: int) -> Evide
     delivery = files.delivery_for(parsed, episode, None, budget, "focus", "full")
     extras = Extras(scope=files.scope_of(parsed))
     reason = "the next page of the full view (the pages together are one full view)"
+    start = densest_unread(parsed, episode, budget)  # where the unread matches cluster, else in text order
     try:
         return deliver_full(
-            delivery, extras, start=int(offset_text), decision="full_view", reason=reason, continuing=True
+            delivery,
+            extras,
+            start=int(offset_text) if start is None else start,
+            decision="full_view",
+            reason=reason,
+            continuing=True,
         )
     except BudgetTooSmall:
         waiting = replace(

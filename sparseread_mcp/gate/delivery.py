@@ -25,13 +25,12 @@ from ..models import (
     SlotCoverage,
     Verification,
 )
-from ..protocol.actions import RANKING_KEPT
-from ..protocol.intents import query_for, says_what_to_locate
 from ..protocol.session import Episode
 from ..readers.base import ParsedArtifact
 from ..tokens import TokenCounter, stamp_tokens
 from ..vocabulary import GateDecision
 from ..wire import wire_json
+from .page_place import likeliest_region
 from .respond import evidence_pack, fit_pack, shrink_pack
 
 CoverageFn = Callable[[list[tuple[int, int]]], tuple[list[SlotCoverage], list[str]]]
@@ -78,7 +77,7 @@ class Delivery:
         """Where a full view for this request begins: its best-located passage not yet sent, else 0."""
         if self.locator is None or self.located is None:
             return 0
-        return likeliest_region(self.parsed, self.locator, self.located, self.episode)
+        return likeliest_region(self.parsed, self.locator, self.located, self.episode, self.budget_tokens)
 
     def render(self, pack: EvidencePack) -> tuple[str, int]:
         text = wire_json(pack)
@@ -178,35 +177,3 @@ class Delivery:
 def serialized_chars(items: list[EvidenceItem]) -> int:
     """A sparse batch is charged what it costs the reader: each item as serialized, pointer included."""
     return sum(len(wire_json(item)) for item in items)
-
-
-def full_view_spans(episode: Episode) -> list[tuple[int, int]]:
-    """The parts of the full view this episode has delivered, in text order."""
-    return sorted((item.start, item.end) for item in episode.delivered if item.full_view)
-
-
-def likeliest_region(parsed: ParsedArtifact, locator: Locator, intent: Intent, episode: Episode | None = None) -> int:
-    """Where a full view should begin: the best passage (needles included) not yet sent in the episode,
-    at the start of its line when that is near, else at the passage itself (a single long line has no
-    better place)."""
-    if not says_what_to_locate(intent):
-        return 0
-    sent = full_view_spans(episode) if episode is not None else []
-    for index, _ in locator.rank(parsed, query_for(intent))[:RANKING_KEPT]:
-        passage = parsed.passages[index]
-        if not any(s < passage.end and passage.start < e for s, e in sent):
-            return page_start(parsed, sent, passage.start)
-    return 0
-
-
-#: A page that begins at a match begins at the start of its line when that is at most this far before.
-LINE_START_REACH = 1_000
-
-
-def page_start(parsed: ParsedArtifact, sent: list[tuple[int, int]], offset: int) -> int:
-    """Where a page showing `offset` begins: the start of its line when that is near and not yet sent
-    (so pages stay whole lines), else `offset` itself (a passage start, on a single long line too)."""
-    line_start = parsed.lines.starts[parsed.lines.line_of(offset) - 1]
-    if offset - line_start <= LINE_START_REACH and not any(s < offset and line_start < e for s, e in sent):
-        return line_start
-    return offset

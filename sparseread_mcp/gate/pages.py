@@ -1,8 +1,9 @@
 """The full view in pages: each character of the text delivered once, the likeliest part first.
 
-A full view begins where the evidence most likely is (`start` > 0 on the first call): its pages run on
-from there, then cover what is left from the beginning, so every character is delivered exactly once
-and an agent that stops early has seen the likeliest part first. While it is paged, a new request in
+A full view begins where the evidence most likely is (`start` > 0 on the first call), and each next page
+where the matches the agent has not read are densest (page_place.py); once none is left unread, the pages
+run on in text order, then from the beginning, so every character is delivered exactly once and an agent
+that stops early has seen the likeliest parts first. While it is paged, a new request in
 the episode (focus, collect, refine) may start the next page at its own best match, as long as that
 text was not delivered yet: the pages are the parts of the text not yet sent, never a part twice.
 """
@@ -21,7 +22,8 @@ from ..models import EvidenceItem, EvidencePack
 from ..protocol.session import DeliveredItem
 from ..readers.base import ParsedArtifact
 from ..vocabulary import GateDecision
-from .delivery import Delivery, Extras, full_view_spans, page_start
+from .delivery import Delivery, Extras
+from .page_place import full_view_spans, page_start
 from .respond import MIN_PAGE_TOKENS, PAGE_MARGIN_TOKENS, SLACK_TOKENS, WHOLE_FRAME_TOKENS
 
 

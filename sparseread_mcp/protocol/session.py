@@ -38,7 +38,7 @@ class Episode:
     delivered: list[DeliveredItem] = field(default_factory=list)
     ranking: list[tuple[int, float]] = field(default_factory=list)
     full_view_next: int | None = None  # offset of the next full-view page while paging
-    #: Where paging began: pages run from here to the end, then from the start back to here.
+    #: Where paging began (page 1); the next pages go where the unread matches are (gate/page_place.py).
     full_view_origin: int = 0
     full_view_done: bool = False
     closed: bool = False

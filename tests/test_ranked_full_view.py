@@ -195,3 +195,21 @@ async def test_the_next_page_goes_where_the_unread_matches_cluster(tmp_path: Pat
     spans = sorted((text.index(t), text.index(t) + len(t)) for t in (p["items"][0]["text"] for p in pages))
     assert all(a_end <= b_start for (_, a_end), (b_start, _) in itertools.pairwise(spans))
     assert "".join(text[s:e] for s, e in spans).replace("\n", "") == text.replace("\n", "")
+
+
+def test_page_one_begins_early_enough_to_hold_the_matches_just_before_the_best(tmp_path: Path) -> None:
+    """Page 1 still holds the best match, and begins before it where that page then holds more of the
+    ranked passages: five rows that each match part of the goal, just above the row that matches all of it."""
+    lines = [
+        f"Row {i}: the {WORDS[i % len(WORDS)]} and the {WORDS[(i * 7) % len(WORDS)]} of year {i}." for i in range(3000)
+    ]
+    lines[2100] = "Row 2100: the lighthouse keeper logged the storm surge and the ferry delay."
+    above = range(2060, 2095, 8)
+    for row in above:
+        lines[row] = f"Row {row}: the storm surge flooded the quay at berth {row}."
+    text = "\n".join(lines) + "\n"
+    engine = full_view_engine(tmp_path, text, table=False)
+    goal = Intent(goal="lighthouse keeper storm surge ferry delay")
+    first = engine.read("s", ReadRequest(target="article.txt", view="full", intent=goal, budget_tokens=3000))
+    assert "lighthouse keeper" in first.items[0].text
+    assert all(f"berth {row}." in first.items[0].text for row in above)

@@ -243,7 +243,7 @@ class FileAnswers:
         d, route, full = read.delivery, read.route, read.view == "full"
         decision: GateDecision = "native_fit" if route.native and not full else "full_view"
         reason = "view=full was asked: the faithful full view" if full else route.reason
-        origin = 0 if route.native else d.origin()  # paged: page 1 begins where the best match is
+        origin = 0 if route.native else d.origin()  # paged: page 1 holds the best match
         pack = full_or_degraded(d, route, self.counter, read.extras, decision=decision, reason=reason, start=origin)
         self.selection.follow_up(d.episode.id, pack.exposure.payload_chars)  # an escalation, if it followed
         if pack.view == "full" and pack.cursor is None and pack.items:

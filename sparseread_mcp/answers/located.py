@@ -24,7 +24,7 @@ from .views import full_or_degraded
 
 def located_pack(read: FileRead, *, selection: Policy, locators: LocatorSet, passage_chars: int) -> EvidencePack:
     """The configuration the selector chooses for this file and intent, then focus or collect with it;
-    the full view, its pages from the best match, when no configuration is reliable enough."""
+    the full view, page 1 at the best match, when no configuration is reliable enough."""
     parsed, intent, d, extras = read.parsed, read.intent, read.delivery, read.extras
     assert intent is not None
     episode, bm25 = d.episode, locators.get("bm25")
@@ -38,7 +38,7 @@ def located_pack(read: FileRead, *, selection: Policy, locators: LocatorSet, pas
         if origin:
             page = parsed.lines.page_of(origin)
             where = f"L{parsed.lines.line_of(origin)}" + (f" (p{page})" if page else "")
-            reason += f"; its pages begin at {where}, where the best match is, then cover the rest"
+            reason += f"; page 1 begins at {where} and holds the best match, the next where the unread matches are"
         extras = replace(extras, selection=Selection(configuration=configuration, reason=reason))
         return full_or_degraded(d, read.route, d.counter, extras, decision="full_view", reason=reason, start=origin)
     hint = ""

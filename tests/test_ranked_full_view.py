@@ -163,17 +163,16 @@ def test_an_earlier_cursor_stays_live_and_never_resends(tmp_path: Path) -> None:
         engine.read("s", ReadRequest(target="article.txt", cursor=f"{focus.episode.id}:{'9' * 5000}"))
 
 
-def _rows_with_a_cluster() -> tuple[str, range]:
-    """3,000 numbered rows: one row holds every word of the goal (the best single match) two thirds of the
-    way down; five rows within one page a fifth of the way down each hold two of its rarer words."""
+def _rows_with_partial_matches(partial: range) -> str:
+    """3,000 numbered rows: row 2100 holds every word of the goal (the best single match); each row of
+    `partial` holds two of its rarer words."""
     lines = [
         f"Row {i}: the {WORDS[i % len(WORDS)]} and the {WORDS[(i * 7) % len(WORDS)]} of year {i}." for i in range(3000)
     ]
     lines[2100] = "Row 2100: the lighthouse keeper logged the storm surge and the ferry delay."
-    cluster = range(600, 640, 8)
-    for row in cluster:
+    for row in partial:
         lines[row] = f"Row {row}: the storm surge flooded the quay at berth {row}."
-    return "\n".join(lines) + "\n", cluster
+    return "\n".join(lines) + "\n"
 
 
 @pytest.mark.anyio
@@ -181,7 +180,8 @@ async def test_the_next_page_goes_where_the_unread_matches_cluster(tmp_path: Pat
     """Page 1 of a full view begins at the best match; the cursor's next page is where the matches not read
     yet are densest (the cluster), not the rows after page 1. The pages are still one full view: every
     character once. Through the official MCP client."""
-    text, cluster = _rows_with_a_cluster()
+    cluster = range(600, 640, 8)  # five rows a fifth of the way down, within one page
+    text = _rows_with_partial_matches(cluster)
     (tmp_path / "article.txt").write_text(text)
     goal = {"goal": "lighthouse keeper storm surge ferry delay"}
     with anyio.fail_after(120):  # a hang guard only
@@ -200,14 +200,8 @@ async def test_the_next_page_goes_where_the_unread_matches_cluster(tmp_path: Pat
 def test_page_one_begins_early_enough_to_hold_the_matches_just_before_the_best(tmp_path: Path) -> None:
     """Page 1 still holds the best match, and begins before it where that page then holds more of the
     ranked passages: five rows that each match part of the goal, just above the row that matches all of it."""
-    lines = [
-        f"Row {i}: the {WORDS[i % len(WORDS)]} and the {WORDS[(i * 7) % len(WORDS)]} of year {i}." for i in range(3000)
-    ]
-    lines[2100] = "Row 2100: the lighthouse keeper logged the storm surge and the ferry delay."
     above = range(2060, 2095, 8)
-    for row in above:
-        lines[row] = f"Row {row}: the storm surge flooded the quay at berth {row}."
-    text = "\n".join(lines) + "\n"
+    text = _rows_with_partial_matches(above)
     engine = full_view_engine(tmp_path, text, table=False)
     goal = Intent(goal="lighthouse keeper storm surge ferry delay")
     first = engine.read("s", ReadRequest(target="article.txt", view="full", intent=goal, budget_tokens=3000))

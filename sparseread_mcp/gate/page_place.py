@@ -13,8 +13,6 @@ once, within 2L (gate/pages.py); when no ranked passage is left unread, the page
 
 from __future__ import annotations
 
-import bisect
-
 from ..locate.base import Locator
 from ..models import Intent
 from ..protocol.actions import RANKING_KEPT
@@ -85,21 +83,14 @@ def page_start(parsed: ParsedArtifact, sent: list[tuple[int, int]], offset: int)
 
 def _unread(parsed: ParsedArtifact, episode: Episode, ranking: list[tuple[int, float]]) -> list[tuple[int, float]]:
     """(start, score) of the ranked passages nothing in the episode has sent, best first."""
-    held: list[list[int]] = []  # what the episode sent, merged: a passage is looked up, not compared to each
-    for start, end in sorted((d.start, d.end) for d in episode.delivered):
-        if held and start <= held[-1][1]:
-            held[-1][1] = max(held[-1][1], end)
-        else:
-            held.append([start, end])
-    starts = [span[0] for span in held]
-    passages, out = parsed.passages, []
-    for index, score in ranking:
-        if score > 0 and index < len(passages):
-            p = passages[index]
-            k = bisect.bisect_left(starts, p.end) - 1  # the last sent span that starts before the passage ends
-            if k < 0 or held[k][1] <= p.start:
-                out.append((p.start, score))
-    return out
+    passages = parsed.passages
+    return [
+        (passages[index].start, score)
+        for index, score in ranking
+        if score > 0
+        and index < len(passages)
+        and not episode.overlaps_delivered(passages[index].start, passages[index].end)
+    ]
 
 
 def _weight(unread: list[tuple[int, float]], start: int, reach: int) -> float:

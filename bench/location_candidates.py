@@ -19,6 +19,7 @@ question itself, and each swaps one step of the BM25 locator (`bm25.passage_scor
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -174,6 +175,42 @@ def coherence(power: float = 0.5) -> Scoring:
     return score
 
 
+def residual_idf(scale: float = 1.0, floor: float = 0.25, block_chars: int = 2500, shrink: bool = False) -> Scoring:
+    """Each word weighs its residual IDF over blocks (pages, else `block_chars` stretches) / `scale`, within
+    [`floor`, 1]: how much more it clusters than a word of its frequency scattered at random (Church and
+    Gale). A question's frame (`explain`, `useful`, `like`) is rare in a filing and scattered; its subject
+    (`segment`, `margin`) clusters where it is discussed. A word used once has residual IDF 0."""
+
+    def score(parsed: ParsedArtifact, query: Query) -> np.ndarray:
+        def build() -> tuple[int, Counter[str], Counter[str]]:
+            text, lines = parsed.artifact.text, parsed.lines
+            if lines.page_count:
+                spans = [lines.page_span(page) for page in range(1, lines.page_count + 1)]
+            else:
+                spans = [(i, i + block_chars) for i in range(0, len(text), block_chars)]
+            df: Counter[str] = Counter()
+            cf: Counter[str] = Counter()
+            for start, end in spans:
+                held = Counter(terms(text[start:end]))
+                cf.update(held)
+                df.update(held.keys())
+            return len(spans), df, cf
+
+        count, df, cf = _cached(parsed, "candidates.blocks", build)
+
+        def weight(term: str) -> float:
+            if count < 2 or not df[term] or df[term] >= count:
+                return 1.0
+            expected = -math.log(1 - math.exp(-cf[term] / count))
+            weight = max(floor, min(1.0, (math.log(count / df[term]) - expected) / scale))
+            # A word in few blocks says little about how it clusters: its weight stays nearer 1.
+            return 1 - (1 - weight) * (1 - 1 / df[term]) if shrink else weight
+
+        return _weighted(parsed, query, weight)
+
+    return score
+
+
 #: The interrogative clause: from a question word that opens a clause to the question mark.
 _CLAUSE = re.compile(
     r"(?:^|(?<=[.:;,!?])\s+|\n)((?i:what|which|who|whom|whose|when|where|why|how|is|are|was|were|did|does|do|"
@@ -269,6 +306,16 @@ def candidate_rows() -> list[tuple[str, str, list[tuple[Any, str, Any]]]]:
         ),
         ("coherence weighs the question's words", "power 0.5", scoring(coherence(0.5))),
         ("coherence weighs the question's words", "power 1", scoring(coherence(1.0))),
+        ("residual IDF weighs the question's words", "scale 0.5", scoring(residual_idf(0.5))),
+        ("residual IDF weighs the question's words", "scale 1", scoring(residual_idf(1.0))),
+        ("residual IDF weighs the question's words", "scale 1, shrunk", scoring(residual_idf(1.0, shrink=True))),
+        ("residual IDF weighs the question's words", "scale 0.5, shrunk", scoring(residual_idf(0.5, shrink=True))),
+        (
+            "residual IDF weighs the question's words",
+            "scale 1, 1k blocks",
+            scoring(residual_idf(1.0, block_chars=1000)),
+        ),
+        ("residual IDF weighs the question's words", "scale 1, floor 0.5", scoring(residual_idf(1.0, floor=0.5))),
         ("interrogative clause weighs the question's words", "others 0.5", scoring(question_clause(0.5))),
         ("interrogative clause weighs the question's words", "others 0.25", scoring(question_clause(0.25))),
         ("pages of figures lifted", "0.3", scoring(figures_prior(0.3))),

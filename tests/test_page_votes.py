@@ -1,6 +1,7 @@
-"""A refine on a paged document weighs pages by the votes of the goal's best passages and by the page's own
-title matched against the goal (protocol/page_votes.py): a statement whose figures share no word with the
-question, but whose title names it, is read before pages that only repeat the question's common words."""
+"""A refine on a paged document weighs pages by the votes of the goal's best passages, by the page's whole
+text and by the page's own title matched against the goal (protocol/page_votes.py): a statement whose
+figures share no word with the question, but whose title names it, is read before pages that only repeat the
+question's common words. Tests of one kind of vote turn the others off where they would also reach the page."""
 
 from __future__ import annotations
 
@@ -43,9 +44,12 @@ def _prose_ranking(parsed: ParsedArtifact) -> list[tuple[int, float]]:
     return [(index, 1.0 - k / 100) for k, index in enumerate(prose[:30])]
 
 
-def test_a_page_whose_title_names_the_goal_is_voted_with_the_best(tmp_path: Path) -> None:
+def test_a_page_whose_title_names_the_goal_is_voted_with_the_best(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A title that holds every word of the goal votes as much as the best page's passages do; one that
     holds some of them, that share of it: either way a statement no passage reached is among the pages read."""
+    monkeypatch.setattr(page_votes, "PAGE_TEXT_VOTES", 0.0)
     parsed = _filing(tmp_path)
     ranking = _prose_ranking(parsed)
     every = page_votes.page_votes(parsed, ranking, tuple(terms("the consolidated statement of income")))
@@ -55,15 +59,17 @@ def test_a_page_whose_title_names_the_goal_is_voted_with_the_best(tmp_path: Path
     assert 0 < some[9] < best and 9 in actions.page_order(parsed, some), some
 
 
-def test_without_title_votes_the_statement_gets_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_title_or_page_votes_the_statement_gets_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(page_votes, "TITLE_VOTES", 0.0)
+    monkeypatch.setattr(page_votes, "PAGE_TEXT_VOTES", 0.0)
     parsed = _filing(tmp_path)
     votes = page_votes.page_votes(parsed, _prose_ranking(parsed), tuple(terms(GOAL)))
     assert 9 not in votes, votes
 
 
 def test_a_running_header_on_every_page_votes_for_none(tmp_path: Path) -> None:
-    """The header's words are in every title: every page gains alike, so the order stays the passages'."""
+    """The header's words are in every title and on every page: no page gains, so the order stays the
+    passages'."""
     parsed = _filing(tmp_path)
     ranking = _prose_ranking(parsed)
     plain = page_votes.page_votes(parsed, ranking, ())
@@ -110,11 +116,45 @@ async def test_a_statement_named_below_the_running_lines_is_among_the_pages_refi
     """The page head votes past the running lines (their words are in every head and weigh nothing): the
     statement is read by the second refine, after the page of prose that names the goal on every line and before
     those that name it once. With the indexed title's depth (three lines) its head is the running lines alone,
-    and it is not."""
+    and it is not. (The page read whole would also reach the statement, by its title line: off here.)"""
+    monkeypatch.setattr(page_votes, "PAGE_TEXT_VOTES", 0.0)
     root = _report(tmp_path)
     assert any("Row 7 287" in text for text in await _refined(root, refines=2))
     monkeypatch.setattr(page_votes, "TITLE_LINES", 3)
     assert not any("Row 7 287" in text for text in await _refined(root, refines=2))
+
+
+def _spread(tmp_path: Path) -> ParsedArtifact:
+    """Eight pages of filler; page 3 names each of the goal's words once, on lines of its own, page 6 only
+    one of them, and every page carries the same running header."""
+    rng = random.Random(7)
+    named = {3: ["segment", "operating margin", "change in 2022"], 6: ["segment"]}
+    pages = []
+    for n in range(1, 9):
+        lines = [" ".join(rng.choice(FILLER) for _ in range(12)) + "." for _ in range(15)]
+        for k, words in enumerate(named.get(n, [])):
+            lines[4 * k + 2] = f"{' '.join(rng.choice(FILLER) for _ in range(8))} {words}."
+        pages.append("\n".join(["ACME Corp annual report", *lines]))
+    (tmp_path / "spread.txt").write_text("\n\f".join(pages) + "\n")
+    return ReadEngine(Settings(roots=(tmp_path,))).open("spread.txt")
+
+
+def test_a_page_that_holds_the_goal_across_its_lines_is_voted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """None of page 3's passages is among the best (the ranking here holds filler pages only), but read
+    whole it holds every word of the goal: it votes the page-text share of the best passage vote, more than
+    page 6, which holds one of them. The running header's words, on every page, vote for none."""
+    parsed = _spread(tmp_path)
+    outside = {*range(*parsed.lines.page_span(3)), *range(*parsed.lines.page_span(6))}
+    ranking = [(p.index, 1.0 - k / 100) for k, p in enumerate(x for x in parsed.passages if x.start not in outside)]
+    goal = tuple(terms("What drove the segment operating margin change in 2022?"))
+    votes = page_votes.page_votes(parsed, ranking[:30], goal)
+    top = max(vote for page, vote in votes.items() if page not in (3, 6))
+    assert votes[3] == pytest.approx(page_votes.PAGE_TEXT_VOTES * top), votes
+    assert 0 < votes[6] < votes[3]
+    header = page_votes.page_votes(parsed, ranking[:30], tuple(terms("ACME annual report")))
+    assert 3 not in header and 6 not in header
+    monkeypatch.setattr(page_votes, "PAGE_TEXT_VOTES", 0.0)
+    assert 3 not in page_votes.page_votes(parsed, ranking[:30], goal)
 
 
 def test_a_page_head_ends_at_running_text_or_figures() -> None:

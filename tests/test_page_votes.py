@@ -144,8 +144,8 @@ def test_a_page_that_holds_the_goal_across_its_lines_is_voted(tmp_path: Path, mo
     whole it holds every word of the goal: it votes the page-text share of the best passage vote, more than
     page 6, which holds one of them. The running header's words, on every page, vote for none."""
     parsed = _spread(tmp_path)
-    outside = {*range(*parsed.lines.page_span(3)), *range(*parsed.lines.page_span(6))}
-    ranking = [(p.index, 1.0 - k / 100) for k, p in enumerate(x for x in parsed.passages if x.start not in outside)]
+    filler = (p for p in parsed.passages if parsed.lines.page_of(p.start) not in (3, 6))
+    ranking = [(p.index, 1.0 - k / 100) for k, p in enumerate(filler)]
     goal = tuple(terms("What drove the segment operating margin change in 2022?"))
     votes = page_votes.page_votes(parsed, ranking[:30], goal)
     top = max(vote for page, vote in votes.items() if page not in (3, 6))

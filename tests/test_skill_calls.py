@@ -92,3 +92,39 @@ async def test_every_call_the_skill_shows_runs(files: Path) -> None:
     collect = json.loads(next(t for c, t in by_call.items() if '"collect"' in c))
     # Both facts were in passages this session already received: named, and both slots found.
     assert {c["slot"]: c["status"] for c in collect["coverage"]} == {"capex": "found", "auditor": "found"}
+
+
+@pytest.mark.anyio
+async def test_the_compacted_result_the_skill_shows_is_what_sro_compact_returns(tmp_path: Path) -> None:
+    """A model recognises a shortened result by the header SKILL.md shows: the header sro_compact writes for
+    the call id the skill names, and the mark it writes for the lines left out."""
+    shown = re.search(r"`(\[compacted: \w+\])`\s+for `(call_\w+)`", SKILL)
+    assert shown is not None, "SKILL.md shows no compacted header with its call id"
+    header, call_id = shown.groups()
+    scanned = [
+        f"scanning the next folder of sources, nothing about invoices in it, step {'i' * (k % 5)}" for k in range(40)
+    ]
+    listing = "\n".join([*scanned[:20], "src/module_7.py defines check_invoice", *scanned[20:]])
+    messages = [
+        {"role": "user", "content": "Find the module that checks invoices."},
+        *_call_and_result(call_id, "grep", listing),
+        *_call_and_result("call_Q2bX7pLm0aZ9wRt5Yc1uVd", "cat", "def check_invoice(invoice):\n    return True\n"),
+        {"role": "assistant", "content": "One module defines it: reading it next."},
+    ]
+    with anyio.fail_after(120):  # a hang guard only
+        async with Client(create_server(Settings(roots=(tmp_path,)))) as client:
+            result = await client.call_tool("sro_compact", {"messages": messages, "caution": 0})
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    shortened = result.structured_content["messages"][2]["content"]
+    assert shortened.split("\n")[0] == header
+    assert "⋯" in shortened and "⋯" in SKILL  # the mark SKILL.md names for the lines left out
+    assert "\nsrc/module_7.py defines check_invoice\n" in shortened  # a line with a path only it holds, verbatim
+
+
+def _call_and_result(call_id: str, name: str, output: str) -> list[dict[str, Any]]:
+    call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": "{}"}}
+    return [
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": call_id, "content": output},
+    ]

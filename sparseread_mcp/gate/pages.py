@@ -6,6 +6,7 @@ run on in text order, then from the beginning, so every character is delivered e
 that stops early has seen the likeliest parts first. While it is paged, a new request in
 the episode (focus, collect, refine) may start the next page at its own best match, as long as that
 text was not delivered yet: the pages are the parts of the text not yet sent, never a part twice.
+A full view that follows sparse reads in its episode comes in smaller pages (`page_place.page_budget`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from ..protocol.session import DeliveredItem
 from ..readers.base import ParsedArtifact
 from ..vocabulary import GateDecision
 from .delivery import Delivery, Extras
-from .page_place import full_view_spans, page_start
+from .page_place import full_view_spans, page_budget, page_start
 from .respond import MIN_PAGE_TOKENS, PAGE_MARGIN_TOKENS, SLACK_TOKENS, WHOLE_FRAME_TOKENS
 
 
@@ -39,6 +40,8 @@ def deliver_full(
 ) -> EvidencePack:
     """Deliver the full view from `start`, one page that fits the budget; a cursor names the rest (see
     the module's docstring for the order of the pages)."""
+    if decision != "native_fit":
+        d = replace(d, budget_tokens=page_budget(d.episode, d.budget_tokens))
     bounds = _page_bounds(d, start, continuing=continuing)
     if bounds is None:
         return _already_full(d, [], extras)

@@ -15,6 +15,7 @@ from flow import anchor_of, read
 from mcp import Client
 
 from sparseread_mcp import Settings
+from sparseread_mcp.gate import page_place
 from sparseread_mcp.gate.page_place import AFTER_SPARSE_PAGE_TOKENS
 from sparseread_mcp.serve.server import create_server
 
@@ -73,3 +74,19 @@ async def test_a_full_view_after_sparse_reads_comes_in_smaller_pages(tmp_path: P
     # Either way the pages are the whole file, every character once.
     assert whole_once(text, given_up) and whole_once(text, asked_first)
     assert len(given_up) > len(asked_first)
+
+
+@pytest.mark.anyio
+async def test_a_page_whose_frame_fills_the_smaller_budget_takes_the_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The smaller pages never make a full view impossible: where the frame leaves no room for text within
+    them, the page answers within the call's budget, as before."""
+    monkeypatch.setattr(page_place, "AFTER_SPARSE_PAGE_TOKENS", 1)  # no frame fits it
+    (tmp_path / "ledger.txt").write_text(ledger_text())
+    with anyio.fail_after(120):  # a hang guard only
+        async with Client(create_server(Settings(roots=(tmp_path,)))) as client:
+            await read(client, target="ledger.txt", intent={"goal": GOAL})
+            page = await read(client, target="ledger.txt", intent={"goal": GOAL}, view="full", budget_tokens=3000)
+    assert page["items"] and page.get("cursor")
+    assert 1 < page["tokens"] <= 3000

@@ -39,9 +39,26 @@ def deliver_full(
     continuing: bool = False,
 ) -> EvidencePack:
     """Deliver the full view from `start`, one page that fits the budget; a cursor names the rest (see
-    the module's docstring for the order of the pages)."""
-    if decision != "native_fit":
-        d = replace(d, budget_tokens=page_budget(d.episode, d.budget_tokens))
+    the module's docstring for the order of the pages). After sparse reads a page answers within the smaller
+    `page_budget`, unless its frame leaves no room for text there: then within the call's budget."""
+    smaller = page_budget(d.episode, d.budget_tokens) if decision != "native_fit" else d.budget_tokens
+    if smaller < d.budget_tokens:
+        try:
+            return _deliver_page(replace(d, budget_tokens=smaller), extras, start, decision, reason, retire, continuing)
+        except BudgetTooSmall:
+            pass  # a frame as large as the smaller budget (a long `retire`): the page takes the call's budget
+    return _deliver_page(d, extras, start, decision, reason, retire, continuing)
+
+
+def _deliver_page(
+    d: Delivery,
+    extras: Extras,
+    start: int,
+    decision: GateDecision,
+    reason: str,
+    retire: list[str] | None,
+    continuing: bool,
+) -> EvidencePack:
     bounds = _page_bounds(d, start, continuing=continuing)
     if bounds is None:
         return _already_full(d, [], extras)

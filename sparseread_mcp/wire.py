@@ -1,7 +1,7 @@
 """What goes on the wire: the one serialization every answer is sent and counted in, so a budget measured
 here is the budget the agent pays.
 
-An answer says only what carries information (protocol 6):
+An answer says only what carries information (protocol 7):
 
 - no `null`, empty or default-valued field: an absent list is empty, an absent flag is its default
   (`generated`, `truncated`, `closed`, `stale` false; `outline_complete` true), an absent number is 0;
@@ -39,10 +39,14 @@ An answer says only what carries information (protocol 6):
   (this payload's charged characters, the episode's sparse characters so far, the full view's length in
   characters and tokens, full-view characters delivered; a count left out is 0); what is left before the
   full view is `L - E`. A Preview and a card episode name the full view's length `L` (and `L_tokens`) and
-  a card episode its sparse characters so far `E`, the same way;
+  a card episode its sparse characters so far `E`, the same way. `L` and `L_tokens` are the same for every
+  answer of an episode: the answer that opens its ledger says them, later ones do not (an answer whose
+  `E + full_chars` goes beyond its own `chars` follows one that said them);
 - a verify answer about one claim: its `verification` (status, reason, pointer) without the claim's
   `coverage`, and `already_delivered` without the verdict's own pointer (nor, when it is `supported`, the
   held passage that pointer lies in: the pointer says where in it);
+- a verify answer that shows no passage and charged nothing (`not_found`) is its `verification`, the
+  `scope` searched and any `already_delivered` (`wire_verdict.py`);
 - a `check` answer is its `result` alone (with `message` or `invalidated` when said): the counts and
   places are the answer, and nothing was delivered or charged;
 - a verify answer about a file the agent holds whole (`native_fit`, no items) is the verdict alone:
@@ -55,11 +59,12 @@ the model (Claude Code, OpenCode and Codex the structured copy), so neither may 
 Preview has no structured copy: it would carry the file a second time, escaped, and clients that prefer it
 would lose the raw block; every client passes text blocks on.
 
-Protocol 6 (from 5): the pointers of the file and version an answer names twice or more are said once, as
-its `source`, and each as `#anchor` (`wire_source`). 5 (from 4): no `selection`; an item whose text spans
-lines is a text block of its own after the frame. 4 (from 3): an ordinary sparse batch has no `gate`; an item
-whose pointer names its page (`#p17:L3-L9`) has no `page`. 3 (from 2): a native Preview is two text blocks
-with no structured copy; a verdict about a file held whole is its status and pointer alone.
+Protocol 7 (from 6): `L` and `L_tokens` once per episode; a verdict that shows nothing, alone. 6 (from 5):
+the pointers of the file and version an answer names twice or more are said once, as its `source`, and each
+as `#anchor` (`wire_source`). 5 (from 4): no `selection`; an item whose text spans lines is a text block of
+its own after the frame. 4 (from 3): an ordinary sparse batch has no `gate`; an item whose pointer names its
+page (`#p17:L3-L9`) has no `page`. 3 (from 2): a native Preview is two text blocks with no structured copy;
+a verdict about a file held whole is its status and pointer alone.
 """
 
 from __future__ import annotations
@@ -71,11 +76,11 @@ from typing import Any
 from pydantic import BaseModel
 
 from .models import CompactResult, EvidencePack, Preview
-from .vocabulary import HELD_IN_SESSION
 from .wire_source import absolute, relative_to_source
+from .wire_verdict import ZERO_BY_DEFAULT, verdict_alone, verdict_said_once
 
 #: The protocol these names and omissions define; stated in every Preview (`protocol`).
-PROTOCOL = 6
+PROTOCOL = 7
 #: Hex digits of a fingerprint on the wire: the prefix a `sha256:` pointer revision carries.
 FINGERPRINT_DIGITS = 12
 #: Anchors that state a line range, on a PDF page or not (`L12-L18`, `L7:C3-C9`, `p26:L85:C60-L86:C103`);
@@ -99,8 +104,6 @@ _DERIVED_EXPOSURE = ("remaining_chars", "payload_tokens")
 _SAID_BY_WHOLE_CONTENT = ("reason", "outline", "outline_complete", "L", "L_tokens")
 #: What a native Preview's frame leaves to its second block: the whole file is there, so the route is native.
 _SAID_BY_FILE_BLOCK = ("content", "route")
-#: Ledger counts left out when nothing was charged: an absent count is 0.
-_ZERO_BY_DEFAULT = ("chars", "E", "full_chars")
 
 
 def wire_json(model: BaseModel) -> str:
@@ -215,7 +218,7 @@ def _lean(value: Any) -> Any:
     if "E" in out and "L" in out:
         for key in _DERIVED_EXPOSURE:
             out.pop(key, None)
-        for key in _ZERO_BY_DEFAULT:
+        for key in ZERO_BY_DEFAULT:
             if out.get(key) == 0:
                 del out[key]
     return out
@@ -266,13 +269,28 @@ def _says_lines(anchor: str, lines: object) -> bool:
 def _pack(pack: dict[str, Any]) -> None:
     """An evidence pack without repeats: what its items, its verdict, its defaults and its pointers say."""
     if pack.get("action") == "check":
-        _verdict_alone(pack)  # counts and places: the result is the answer, nothing was delivered
+        verdict_alone(pack)  # counts and places: the result is the answer, nothing was delivered
         pack.pop("view", None)
         return
     _coverage_said_once(pack)
-    _verdict_said_once(pack)
+    verdict_said_once(pack)
     _defaults_and_routine_left_out(pack)
     _episode_named_by_pointers(pack)
+    _full_view_length_said_once(pack)
+
+
+def _full_view_length_said_once(pack: dict[str, Any]) -> None:
+    """`L` and `L_tokens` are the same for every answer of an episode: the answer that opens its ledger (the
+    first to deliver anything) says them, later ones do not. The wire is stateless, so the ledger itself
+    tells which answer that is: one whose episode had delivered characters before it (`E + full_chars` beyond
+    its own `chars`) follows an answer that said them."""
+    exposure = pack.get("exposure")
+    if not isinstance(exposure, dict) or "L" not in exposure:
+        return
+    before = exposure.get("E", 0) + exposure.get("full_chars", 0) - exposure.get("chars", 0)
+    if before > 0:
+        exposure.pop("L", None)
+        exposure.pop("L_tokens", None)
 
 
 def _coverage_said_once(pack: dict[str, Any]) -> None:
@@ -313,88 +331,11 @@ def _inside(pointer: str, windows: list[tuple[str, int, int]]) -> bool:
     return lines is not None and any(f == file and a <= lines[0] and lines[1] <= b for f, a, b in windows)
 
 
-#: An anchor's extent, columns included: `L12`, `L12-L18`, `L3:C5-C9`, `L3:C5-L4:C2`, `p3:L4-L9`.
-_EXTENT = re.compile(r"(?:p\d+:)?L(\d+)(?::C(\d+))?(?:-(?:L(\d+))?(?::?C(\d+))?)?")
-
-
-def _encloses(outer: str, inner: str) -> bool:
-    """Whether pointer `outer` names every character `inner` names, in the same file and version."""
-    if outer.rsplit("#", 1)[0] != inner.rsplit("#", 1)[0] or "#" not in outer or "#" not in inner:
-        return False
-    a, b = (_EXTENT.fullmatch(p.rsplit("#", 1)[1]) for p in (outer, inner))
-    if a is None or b is None:
-        return False
-
-    def bounds(m: re.Match[str]) -> tuple[tuple[int, int], tuple[int, float]]:
-        first, first_col, last, last_col = m.groups()
-        start = (int(first), int(first_col or 1))
-        end_line = int(last or first)
-        end_col: float = int(last_col) if last_col else (int(first_col) if first_col and not last else float("inf"))
-        return start, (end_line, end_col)
-
-    (outer_start, outer_end), (inner_start, inner_end) = bounds(a), bounds(b)
-    return outer_start <= inner_start and inner_end <= outer_end
-
-
 def _pointer_lines(pointer: str) -> tuple[int, int] | None:
     """The first and last line a pointer's anchor names (`#L12-L18`, `#p3:L4`), or None (also for an
     anchor with columns, which may begin or end outside an item that holds its lines)."""
     found = _WHOLE_LINES.fullmatch(pointer.rsplit("#", 1)[-1]) if "#" in pointer else None
     return None if found is None else (int(found[1]), int(found[2] or found[1]))
-
-
-def _verdict_said_once(pack: dict[str, Any]) -> None:
-    """A verdict about the one claim there is says more than its coverage, and names its own pointer; about
-    a file held whole, that pointer is the citation."""
-    verdict = pack.get("verification")
-    if isinstance(verdict, dict) and pack.get("gate", {}).get("decision") == "native_fit" and not pack["items"]:
-        _held_whole_verdict(pack, verdict)
-        return
-    if isinstance(verdict, dict) and pack.get("gate", {}).get("reason") == HELD_IN_SESSION and not pack["items"]:
-        _held_passages_verdict(pack, verdict)
-        return
-    if not isinstance(verdict, dict) or len(pack.get("coverage", [])) != 1:
-        return
-    pack.pop("coverage", None)
-    rest = [p for p in pack.get("already_delivered", []) if p != verdict.get("pointer")]
-    if rest:
-        pack["already_delivered"] = rest
-    else:
-        pack.pop("already_delivered", None)
-
-
-def _held_whole_verdict(pack: dict[str, Any], verdict: dict[str, Any]) -> None:
-    """About a file the agent holds whole, the answer is the verdict: its status and its pointer (the
-    citation). The agent judges with the whole file before it: no reason, gate, ledger or echo."""
-    verdict.pop("reason", None)
-    verdict.pop("diff", None)
-    _verdict_alone(pack)
-
-
-def _held_passages_verdict(pack: dict[str, Any], verdict: dict[str, Any]) -> None:
-    """About passages the agent already received in this session, the answer is the verdict and the
-    passages' pointers (where in what it holds to look); a verdict other than `supported` keeps its
-    reason and diff, which say what disagrees."""
-    pointer = str(verdict.get("pointer", ""))
-    inside = [p for p in pack.get("already_delivered", []) if p != pointer]
-    if verdict.get("status") == "supported":
-        verdict.pop("reason", None)
-        # The verdict's pointer says where, in a passage the agent holds, the claim stands: naming that
-        # passage again says nothing more.
-        inside = [p for p in inside if not _encloses(p, pointer)]
-    _verdict_alone(pack)
-    if inside:
-        pack["already_delivered"] = inside
-
-
-def _verdict_alone(pack: dict[str, Any]) -> None:
-    """No frame beside the verdict: no echo, coverage, gate, hints or episode, and no ledger when nothing
-    was charged."""
-    charged = any(pack.get("exposure", {}).get(key) for key in _ZERO_BY_DEFAULT)
-    for key in ("action", "coverage", "unresolved", "already_delivered", "scope", "gate", "next", "episode"):
-        pack.pop(key, None)
-    if not charged:
-        pack.pop("exposure", None)
 
 
 def _defaults_and_routine_left_out(pack: dict[str, Any]) -> None:

@@ -108,7 +108,8 @@ async def reading_flow(client: Client, path: str, source: str, question: str) ->
     exposure = refine["exposure"]
     assert exposure["E"] == sum(ledger)
     assert "remaining_chars" not in exposure  # L - E, said once
-    assert exposure["E"] <= exposure["L"]
+    assert exposure["E"] <= focus["exposure"]["L"]  # L is said by the answer that opened the ledger
+    assert "L" not in exposure and "L_tokens" not in exposure
 
     pointer = focus["items"][0]["pointer"]
     verified = await call(client, "sro_read", {"target": pointer, "action": "verify"})

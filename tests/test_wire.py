@@ -264,7 +264,7 @@ def test_the_wire_keeps_what_differs_from_the_default_and_drops_what_repeats() -
     assert "unresolved" not in wire  # the slots not found, as coverage says
     assert wire["gate"] == {"decision": "fallback", "reason": "the batch would pass L"}  # not routine: kept
     assert gate_decision(wire) == "fallback"
-    assert wire["exposure"] == {"chars": 5, "E": 9, "L": 90, "L_tokens": 20}
+    assert wire["exposure"] == {"chars": 5, "E": 9}  # E counts an earlier answer's 4: that one said L
     assert "view" not in wire and "truncated" not in wire and "generated" not in wire
     odd = pack.model_copy(update={"unresolved": ["a", "b"]})  # not derivable: said
     assert wire_dict(odd)["unresolved"] == ["a", "b"]
@@ -450,10 +450,14 @@ def test_a_verdict_on_a_file_held_whole_says_its_pointer_once_and_no_zero_counts
     sparse = absolute(wire_dict(pack.model_copy(update={"gate": Gate(decision="sparse", reason="x")})))
     assert sparse["verification"] == {"status": "supported", "reason": "r", "pointer": where}
     assert sparse["already_delivered"] == [other]  # the verdict names `where`; `other` is news
-    assert sparse["exposure"] == {"L": 90, "L_tokens": 20}  # nothing charged: the counts are 0
-    assert "artifact" not in sparse["episode"]  # the pointers name the file and its version
-    charged = pack.model_copy(update={"exposure": _ledger(0, 0, 30)})
-    assert wire_dict(charged)["exposure"] == {"E": 30, "L": 90, "L_tokens": 20}  # a count that is news stays
+    # Nothing shown, nothing charged: the verdict, what was searched, and the held passages to look at.
+    assert set(sparse) == {"verification", "scope", "already_delivered"}
+    charged = wire_dict(
+        pack.model_copy(update={"exposure": _ledger(0, 0, 30), "gate": Gate(decision="sparse", reason="x")})
+    )
+    assert "artifact" not in charged["episode"]  # the pointers name the file and its version
+    # A count that is news stays; L was said by the answer that opened the episode's ledger.
+    assert charged["exposure"] == {"E": 30}
 
 
 def test_a_small_file_comes_back_whole_with_a_minimal_frame(tmp_path: Path) -> None:

@@ -1,0 +1,69 @@
+"""What an episode's answers would all repeat is said once: the full view's length `L` (and `L_tokens`) by
+the answer that opens the episode's ledger, and a verdict that shows and charges nothing is the verdict and
+what was searched. An agent pays for every token of a frame again on every later turn."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+from flow import call, read
+from mcp import Client
+
+from sparseread_mcp import Settings
+from sparseread_mcp.serve.server import create_server
+
+GOAL = "Which harbour did the copper merchants use for the winter tariff?"
+
+
+def ledger_text() -> str:
+    """Numbered entries, each line distinct; a few name the goal's words, spread over the file."""
+    lines = []
+    for k in range(1, 1201):
+        if k % 97 == 0:
+            lines.append(f"Entry {k}: the copper merchants paid the winter tariff at the north harbour, berth {k}.")
+        else:
+            lines.append(f"Entry {k}: the orchard council logged {k * 7} bushels and mended the granary roof {k}.")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.anyio
+async def test_the_full_views_length_is_said_by_the_answer_that_opens_the_ledger(tmp_path: Path) -> None:
+    text = ledger_text()
+    (tmp_path / "ledger.txt").write_text(text)
+    with anyio.fail_after(120):  # a hang guard only
+        async with Client(create_server(Settings(roots=(tmp_path,)))) as client:
+            focus = await read(client, target="ledger.txt", intent={"goal": GOAL})
+            refines = [await read(client, target="ledger.txt", action="refine") for _ in range(2)]
+            page = await read(client, target="ledger.txt", intent={"goal": GOAL}, view="full")
+            other = await read(client, target="ledger.txt", intent={"goal": "how many bushels did the council log"})
+            card = await call(client, "sro_card", {})
+    opened = focus["exposure"]
+    assert opened["L"] == len(text) and opened["L_tokens"] > 0 and opened["E"] == opened["chars"]
+    episode = focus["episode"]["id"]
+    for later in (*refines, page):
+        assert later["episode"]["id"] == episode
+        assert "L" not in later["exposure"] and "L_tokens" not in later["exposure"]
+        assert later["exposure"]["E"] <= opened["L"]  # the agent holds L from the first answer
+    assert refines[-1]["exposure"]["E"] == opened["chars"] + sum(r["exposure"].get("chars", 0) for r in refines)
+    # A new episode opens its own ledger and says L again; the card states every episode's L.
+    assert other["episode"]["id"] != episode and other["exposure"]["L"] == len(text)
+    assert {state["id"]: state["L"] for state in card["episodes"]}[episode] == len(text)
+
+
+@pytest.mark.anyio
+async def test_a_verdict_that_shows_nothing_is_the_verdict_and_what_was_searched(tmp_path: Path) -> None:
+    (tmp_path / "ledger.txt").write_text(ledger_text())
+    with anyio.fail_after(120):  # a hang guard only
+        async with Client(create_server(Settings(roots=(tmp_path,)))) as client:
+            verdict = await read(
+                client,
+                target="ledger.txt",
+                action="verify",
+                intent={"goal": "the zeppelin hangar burned during the regatta"},
+            )
+    assert verdict["verification"]["status"] == "not_found" and verdict["verification"]["reason"]
+    assert "ledger" in verdict["scope"] or "passages" in verdict["scope"]  # what was searched
+    # No episode (nothing was delivered in it), gate, ledger, echo or open slots: the verdict says them.
+    assert set(verdict) == {"verification", "scope", "tokens"}

@@ -293,7 +293,10 @@ def _page_end(d: Delivery, text: str, start: int, capacity: int) -> int:
     """End offset of the largest page from `start` whose JSON text fits `capacity` tokens.
 
     Pages end at a line end; a line too long for one page is cut at a space between columns, so every
-    page is whole lines or a column range of one line, and its anchor names exactly its text.
+    page is whole lines, or the rest of a line and the whole lines after it, or a column range of one
+    line, and its anchor names exactly its text. A page that begins inside a long line (at a match,
+    where a contract's paragraph is one line) runs on past that line's end: it used to stop there, and a
+    page 1 of a few hundred tokens left the text right after the best match to a page much later.
     """
     lines = d.parsed.lines
     max_line = lines.line_count
@@ -307,11 +310,9 @@ def _page_end(d: Delivery, text: str, start: int, capacity: int) -> int:
     def fits(end: int) -> bool:
         return d.counter.count(json.dumps(text[start:end], ensure_ascii=False)) <= capacity
 
-    if start != lines.starts[line - 1] or not fits(line_end):
-        if fits(line_end):
-            return line_end
+    if not fits(line_end):
         return _largest_fitting(start, line_end, fits, text)
-    # Whole lines: gallop, then bisect on line numbers.
+    # The rest of the first line fits: whole lines follow while they fit. Gallop, then bisect on lines.
     low, high = line, line
     step = 1
     while high < max_line and fits(lines.line_end(min(max_line, high + step))):

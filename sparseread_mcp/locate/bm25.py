@@ -18,6 +18,9 @@ _STATE_KEY = "bm25.index"
 #: (bench/recall_bench.py measures off, 1, 2, 3, 4 and 6 on every set: 3 is best on contracts and ties
 #: the best on FinanceBench, the other sets do not move).
 TITLE_WEIGHT = 3
+#: A passage without a letter (a page number, a lone figure) takes its titles' words only when it has at
+#: least this many terms of its own.
+MIN_TITLED_TERMS = 2
 #: A goal word that none of the document's headings uses weighs this share of a word they use, when the
 #: goal has a word of each (1: off). A request's frame (`Highlight the parts of this contract ... reviewed
 #: by a lawyer`, `Answer the following question`) is rare in a document and outscores the subject; the
@@ -74,12 +77,15 @@ def _passage_corpus(parsed: ParsedArtifact) -> Bm25Corpus:
     # Keywords (names, signatures, docstrings) count twice, the titles a passage falls under
     # (locate/context.py) TITLE_WEIGHT times: they say what a passage is about.
     titles = passage_titles(parsed) if TITLE_WEIGHT else [""] * len(parsed.passages)
-    return Bm25Corpus(
-        [
-            terms(parsed.text_of(p)) + 2 * terms(p.keywords) + TITLE_WEIGHT * terms(title)
-            for p, title in zip(parsed.passages, titles, strict=True)
-        ]
-    )
+    documents = []
+    for passage, title in zip(parsed.passages, titles, strict=True):
+        text = parsed.text_of(passage)
+        own = terms(text) + 2 * terms(passage.keywords)
+        # A page number or a lone figure is not about its title: with the title's words and nothing of its
+        # own it is the shortest document there is, and outranked the page's real passages on the title alone.
+        bare = len(own) < MIN_TITLED_TERMS and not any(ch.isalpha() for ch in text)
+        documents.append(own if bare else own + TITLE_WEIGHT * terms(title))
+    return Bm25Corpus(documents)
 
 
 def passage_scores(parsed: ParsedArtifact, query: Query) -> np.ndarray:

@@ -12,8 +12,10 @@ first, then collect, refine, verify before citing" does:
 3. Until the evidence is held, `refine` (SKILL.md: "if the evidence is not there, refine, add needles, or
    ask view='full'"). "Held" (`--stop held`, the default, the agent of issue #13) is a reader that knows the
    answer when it sees it: what it has read covers the gold; `--stop found` is a reader that trusts the
-   server's coverage (every slot `found`). Sparse reads give up once they have cost `--sparse-share` of one
-   full read (L_tokens, 0.25) or `--sparse-reads` reads (8), or when a refine brings nothing; the agent then
+   server's coverage (every slot `found`). Sparse reads give up once the episode's ledger says they have
+   read `--sparse-share` of the full view (E >= 0.25 L: SKILL.md's "keep refining while E is under a quarter
+   of L"; before session 23 it was the tokens received, frames included, against L_tokens) or after
+   `--sparse-reads` reads (8), or when a refine brings nothing; the agent then
    asks `view="full"` once (page 1 begins at the best match for its goal) and follows the `cursor` until
    the evidence is held or the pages end (`--no-fallback`: it stops instead). A page of a full view the
    server chose itself (the selector's last resort, the gate's fallback) is followed the same way.
@@ -103,7 +105,7 @@ class Policy:
     #: budget_tokens of the first read alone (an experiment: the best passage or two, then refines).
     first_budget: int | None = None
     stop: str = "held"  # "held": stop once the evidence read covers the gold; "found": on the server's coverage
-    #: Sparse reads give up once they have cost this share of one full read (L_tokens) without the evidence.
+    #: Sparse reads give up once the episode's sparse characters E reach this share of L without the evidence.
     sparse_share: float = 0.25
     #: ... or after this many sparse reads (collect and refines).
     sparse_reads: int = 8
@@ -170,13 +172,16 @@ class AgentRun:
         self.spans.extend(self._span(item) for item in preview.get("samples", []))
 
     def take_pack(self, pack: Json, *, verified: bool = False) -> None:
-        if "episode" not in pack:  # a verdict about a file held whole: nothing delivered, nothing charged
-            self.decisions.append("native_fit")
+        if "episode" not in pack:  # a verdict alone: nothing delivered, nothing charged
+            self.decisions.append("native_fit" if "scope" not in pack else gate_decision(pack))
             return
         self.decisions.append(gate_decision(pack))
         (self.verify_spans if verified else self.spans).extend(self._span(item) for item in pack.get("items", []))
         exposure = pack["exposure"]  # the wire's compact ledger: chars, E, L, full_chars; an absent count is 0
-        ledger = self.ledgers.setdefault(pack["episode"]["id"], Ledger(full_view_chars=exposure["L"]))
+        # L and L_tokens are said by the answer that opens an episode's ledger, not by the ones after it.
+        ledger = self.ledgers.get(pack["episode"]["id"]) or self.ledgers.setdefault(
+            pack["episode"]["id"], Ledger(full_view_chars=exposure["L"])
+        )
         reported = exposure.get("E", 0) + exposure.get("full_chars", 0)
         ledger.reported_chars = max(ledger.reported_chars, reported)
         ledger.summed_chars += exposure.get("chars", 0)
@@ -282,10 +287,10 @@ async def read_until_held(
             continue
         if paged:  # the full view's last page, or a file the server answered whole: nothing more to read
             return
-        full_tokens = int((pack.get("exposure") or {}).get("L_tokens") or 0)
-        spent = (bool(full_tokens) and seen.sparse_tokens >= policy.sparse_share * full_tokens) or (
-            sparse_reads >= policy.sparse_reads
-        )
+        # SKILL.md: keep refining while E (the ledger's sparse characters) is under a quarter of L.
+        episode = seen.ledgers.get((pack.get("episode") or {}).get("id", ""))
+        read = episode.reported_chars / episode.full_view_chars if episode and episode.full_view_chars else 0.0
+        spent = read >= policy.sparse_share or sparse_reads >= policy.sparse_reads
         # A first read under a small budget may name the best passage instead of sending it: refine then.
         pointed = bool(policy.first_budget) and pack.get("view") == "pointers"
         if (pack.get("items") or pointed) and not spent:
@@ -405,8 +410,8 @@ def summarize(name: str, mode: str, runs: list[Json]) -> Json:
 
 def table(rows: list[Json], policy: Policy, schema_tokens: tuple[int, int]) -> list[str]:
     lines = [
-        f"Scripted agent over stdio: preview, collect, refine until sparse reads cost {policy.sparse_share:g} of "
-        f"one full read or {policy.sparse_reads} reads, then "
+        f"Scripted agent over stdio: preview, collect, refine until sparse reads have read {policy.sparse_share:g} "
+        f"of the full view (E/L) or {policy.sparse_reads} reads, then "
         f"{'view=full, its cursor followed' if policy.fallback else 'stop'} (<= "
         f"{policy.max_calls} calls; stop when {STOPS[policy.stop]}"
         + (f" or at {policy.exposure_tokens:,} tokens received" if policy.exposure_tokens is not None else "")
@@ -492,7 +497,7 @@ def main(argv: list[str] | None = None) -> Json:
         "--sparse-share",
         type=float,
         default=0.25,
-        help="sparse reads give up once they have cost this share of one full read without the evidence (0.25)",
+        help="sparse reads give up once E, the sparse characters read, reaches this share of L (0.25)",
     )
     parser.add_argument("--sparse-reads", type=int, default=8, help="... or after this many sparse reads (8)")
     parser.add_argument(

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
-from pathlib import Path
 
 from docs import long_markdown, single_line
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from scratch import scratch_dir
 
 from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
 from sparseread_mcp.errors import SparsereadError
 from sparseread_mcp.wire import wire_blocks
 
-_ROOT = Path(tempfile.mkdtemp(prefix="sparseread-budgets-"))
+_ROOT = scratch_dir("sparseread-budgets-")
 (_ROOT / "manual.md").write_text(long_markdown(sections=30))
 (_ROOT / "scraped.txt").write_text(single_line(sentences=400))
 (_ROOT / "app.py").write_text(

@@ -7,11 +7,10 @@ file and a folder: always a typed error or an answer, and a call stops at its li
 from __future__ import annotations
 
 import os
-import tempfile
-from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from scratch import scratch_dir
 
 from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
 from sparseread_mcp.deadline import deadline
@@ -21,7 +20,7 @@ EXAMPLES = int(os.environ.get("SPARSEREAD_FUZZ_EXAMPLES", "60"))
 #: Each call's limit: a needle that backtracks is stopped by its match timeout within it.
 CALL_SECONDS = 0.5
 
-_ROOT = Path(tempfile.mkdtemp(prefix="sparseread-needles-"))
+_ROOT = scratch_dir("sparseread-needles-")
 (_ROOT / "runs.txt").write_text(("a" * 300 + "!\n") * 20 + "ERR-42 a-a-a-a-a-a " * 50 + "\n")
 (_ROOT / "sub").mkdir()
 (_ROOT / "sub" / "notes.md").write_text("# Notes\n\n" + "aaaa " * 400 + "\n\n" + '"' * 500 + "\n")

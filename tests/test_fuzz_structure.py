@@ -9,11 +9,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
-from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from scratch import scratch_dir
 
 from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
 from sparseread_mcp.deadline import deadline
@@ -21,7 +20,7 @@ from sparseread_mcp.errors import SparsereadError
 
 EXAMPLES = int(os.environ.get("SPARSEREAD_FUZZ_EXAMPLES", "60"))
 CALL_SECONDS = 5.0
-_ROOT = Path(tempfile.mkdtemp(prefix="sparseread-structure-"))
+_ROOT = scratch_dir("sparseread-structure-")
 _ENGINE = ReadEngine(Settings(roots=(_ROOT,)))
 
 #: Text without lone surrogates, which no UTF-8 file can hold.

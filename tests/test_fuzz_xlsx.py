@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import io
 import os
-import tempfile
 import zipfile
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from scratch import scratch_dir
 
 from sparseread_mcp.errors import SparsereadError
 from sparseread_mcp.files.artifacts import load_artifact
@@ -25,7 +24,7 @@ pytest.importorskip("duckdb")
 
 _NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 _REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
-_DIR = Path(tempfile.mkdtemp(prefix="sparseread-fuzz-xlsx-"))
+_DIR = scratch_dir("sparseread-fuzz-xlsx-")
 _READER = TableReader(WorkbookLimits(max_cells=20_000, max_text_chars=2_000_000))
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from pathlib import Path
 
 import anyio
@@ -13,6 +12,7 @@ from flow import answer_record
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client
+from scratch import scratch_dir
 
 from sparseread_mcp import ReadEngine, ReadRequest, Settings, StaleArtifact
 from sparseread_mcp.errors import SparsereadError
@@ -71,7 +71,7 @@ def test_a_file_replaced_mid_episode_is_a_fingerprint_mismatch(tmp_path: Path) -
         engine.read("s", ReadRequest(target="notes.md", cursor=first.cursor))
 
 
-_ROOT = Path(tempfile.mkdtemp(prefix="sparseread-fuzz-"))
+_ROOT = scratch_dir("sparseread-fuzz-")
 (_ROOT / "doc.md").write_text("# Title\n\n" + "".join(f"## S{i}\n\nText {i} ERR-{i}.\n\n" for i in range(200)))
 (_ROOT / "t.csv").write_text("a,b\n" + "".join(f"{i},{i * 2}\n" for i in range(500)))
 text = st.text(max_size=40)

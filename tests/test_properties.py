@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import itertools
-import tempfile
-from pathlib import Path
 
 from conftest import source_at
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from scratch import scratch_dir
 
 from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings, Slot
 from sparseread_mcp.errors import AnchorError, BudgetTooSmall, IntentError
 from sparseread_mcp.wire import wire_blocks
 
 WORDS = ["alpha", "beta", "gamma", "delta", "ledger", "river", "42", "3.5%", "Zürich", "naïve", "—", "x"]
-_DIR = Path(tempfile.mkdtemp(prefix="sparseread-props-"))
+_DIR = scratch_dir("sparseread-props-")
 _NAMES = itertools.count()
 
 word = st.sampled_from(WORDS)

@@ -10,11 +10,10 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import tempfile
-from pathlib import Path
 
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from scratch import scratch_dir
 
 from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings, Slot
 from sparseread_mcp.errors import SparsereadError
@@ -23,8 +22,8 @@ from sparseread_mcp.wire import wire_blocks
 _DEFAULT = 500 if os.environ.get("CI") else 50
 EXAMPLES = int(os.environ.get("SPARSEREAD_FUZZ_FILE_EXAMPLES", str(_DEFAULT)))
 
-_DIR = Path(tempfile.mkdtemp(prefix="sparseread-fuzz-files-"))
-_CACHE = Path(tempfile.mkdtemp(prefix="sparseread-fuzz-cache-"))
+_DIR = scratch_dir("sparseread-fuzz-files-")
+_CACHE = scratch_dir("sparseread-fuzz-cache-")
 _NAMES = itertools.count()
 _ENGINE = ReadEngine(Settings(roots=(_DIR,), cache_dir=_CACHE, call_timeout_seconds=30))
 

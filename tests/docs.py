@@ -27,3 +27,15 @@ def single_line(sentences: int = 300, seed: int = 3) -> str:
         f"Sentence {i} is about the {rng.choice(TOPICS)} and the {rng.choice(TOPICS)} (ref S{i}X)."
         for i in range(sentences)
     )
+
+
+def ledger_text() -> str:
+    """1,200 numbered entries, each line distinct; every 97th names the copper merchants' winter tariff at
+    the north harbour, spread over the file."""
+    lines = []
+    for k in range(1, 1201):
+        if k % 97 == 0:
+            lines.append(f"Entry {k}: the copper merchants paid the winter tariff at the north harbour, berth {k}.")
+        else:
+            lines.append(f"Entry {k}: the orchard council logged {k * 7} bushels and mended the granary roof {k}.")
+    return "\n".join(lines) + "\n"

@@ -134,3 +134,26 @@ async def reading_flow(client: Client, path: str, source: str, question: str) ->
 def _handle(client: Client) -> dict[str, str]:
     handle = HANDLES.get(id(client))
     return {"session": handle} if handle else {}
+
+
+async def pages_of(client: Client, target: str, first: dict[str, Any]) -> list[dict[str, Any]]:
+    """`first` and every page its cursor leads to, to the end of the full view (at most 80)."""
+    pages = [first]
+    while pages[-1].get("cursor") and len(pages) < 80:
+        pages.append(await read(client, target=target, cursor=pages[-1]["cursor"]))
+    assert not pages[-1].get("cursor"), "the full view ends"
+    return pages
+
+
+def whole_once(text: str, pages: list[dict[str, Any]]) -> bool:
+    """Whether the pages' items name exactly their text and cover every character of `text` but blanks,
+    none twice."""
+    count = [0] * len(text)
+    for item in (item for page in pages for item in page.get("items", [])):
+        shown = source_at(text, anchor_of(item))
+        if "text" in item and item["text"] != shown:
+            return False
+        start = text.find(shown)
+        for i in range(start, start + len(shown)):
+            count[i] += 1
+    return all(n == 1 for n, ch in zip(count, text, strict=True) if not ch.isspace())

@@ -10,7 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 from conftest import source_at
-from flow import anchor_of, read
+from flow import anchor_of, pages_of, read, whole_once
 from mcp import Client
 
 from sparseread_mcp import Settings
@@ -40,9 +40,8 @@ async def test_a_page_that_begins_inside_a_long_line_runs_on_past_it(tmp_path: P
     with anyio.fail_after(120):  # a hang guard only
         async with Client(create_server(Settings(roots=(tmp_path,)))) as client:
             await read(client, target="minutes.txt", intent={"goal": GOAL})
-            pages = [await read(client, target="minutes.txt", intent={"goal": GOAL}, view="full")]
-            while pages[-1].get("cursor") and len(pages) < 80:
-                pages.append(await read(client, target="minutes.txt", cursor=pages[-1]["cursor"]))
+            first_page = await read(client, target="minutes.txt", intent={"goal": GOAL}, view="full")
+            pages = await pages_of(client, "minutes.txt", first_page)
     first = parse_anchor(anchor_of(pages[0]["items"][0]))
     shown = source_at(text, anchor_of(pages[0]["items"][0]))
     assert first.first_col and first.first_col > 1  # it begins inside line 23, at the match's passage
@@ -50,12 +49,4 @@ async def test_a_page_that_begins_inside_a_long_line_runs_on_past_it(tmp_path: P
     assert pages[0]["items"][0]["text"] == shown  # the anchor names exactly the page's text
     assert "copper merchants paid the winter tariff" in shown and "\n24. " in shown
     # Every page names exactly its text, and the pages together are the file, every character once.
-    count = [0] * len(text)
-    for page in pages:
-        for item in page.get("items", []):
-            part = source_at(text, anchor_of(item))
-            start = text.find(part)
-            assert start >= 0
-            for i in range(start, start + len(part)):
-                count[i] += 1
-    assert all(n == 1 for n, ch in zip(count, text, strict=True) if not ch.isspace())
+    assert whole_once(text, pages)

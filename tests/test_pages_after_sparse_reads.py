@@ -6,12 +6,11 @@ the whole file, each character once."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
-from conftest import source_at
-from flow import anchor_of, read
+from docs import ledger_text
+from flow import pages_of, read, whole_once
 from mcp import Client
 
 from sparseread_mcp import Settings
@@ -23,36 +22,6 @@ GOAL = "Which harbour did the copper merchants use for the winter tariff?"
 BUDGET = 8_000  # the server's default budget, passed only where a test needs to say it
 
 
-def ledger_text() -> str:
-    """Numbered entries, each line distinct; a few name the goal's words, spread over the file."""
-    lines = []
-    for k in range(1, 1201):
-        if k % 97 == 0:
-            lines.append(f"Entry {k}: the copper merchants paid the winter tariff at the north harbour, berth {k}.")
-        else:
-            lines.append(f"Entry {k}: the orchard council logged {k * 7} bushels and mended the granary roof {k}.")
-    return "\n".join(lines) + "\n"
-
-
-async def pages_of(client: Client, first: dict[str, Any]) -> list[dict[str, Any]]:
-    pages = [first]
-    while pages[-1].get("cursor") and len(pages) < 80:
-        pages.append(await read(client, target="ledger.txt", cursor=pages[-1]["cursor"]))
-    assert not pages[-1].get("cursor"), "the full view ends"
-    return pages
-
-
-def whole_once(text: str, pages: list[dict[str, Any]]) -> bool:
-    """Whether the pages' items cover every character of `text` but blanks, none twice."""
-    count = [0] * len(text)
-    for item in (item for page in pages for item in page.get("items", [])):
-        shown = source_at(text, anchor_of(item))
-        start = text.find(shown)
-        for i in range(start, start + len(shown)):
-            count[i] += 1
-    return all(n == 1 for n, ch in zip(count, text, strict=True) if not ch.isspace())
-
-
 @pytest.mark.anyio
 async def test_a_full_view_after_sparse_reads_comes_in_smaller_pages(tmp_path: Path) -> None:
     text = ledger_text()
@@ -62,11 +31,11 @@ async def test_a_full_view_after_sparse_reads_comes_in_smaller_pages(tmp_path: P
             await read(client, target="ledger.txt", intent={"goal": GOAL})
             await read(client, target="ledger.txt", action="refine")
             given_up = await pages_of(
-                client, await read(client, target="ledger.txt", intent={"goal": GOAL}, view="full")
+                client, "ledger.txt", await read(client, target="ledger.txt", intent={"goal": GOAL}, view="full")
             )
         async with Client(create_server(Settings(roots=(tmp_path,)))) as client:
             asked_first = await pages_of(
-                client, await read(client, target="ledger.txt", intent={"goal": GOAL}, view="full")
+                client, "ledger.txt", await read(client, target="ledger.txt", intent={"goal": GOAL}, view="full")
             )
     assert all(page["tokens"] <= AFTER_SPARSE_PAGE_TOKENS for page in given_up)
     assert max(page["tokens"] for page in asked_first) > AFTER_SPARSE_PAGE_TOKENS  # the budget's pages

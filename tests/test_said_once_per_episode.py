@@ -8,6 +8,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from docs import ledger_text
 from flow import call, read
 from mcp import Client
 
@@ -15,17 +16,6 @@ from sparseread_mcp import Settings
 from sparseread_mcp.serve.server import create_server
 
 GOAL = "Which harbour did the copper merchants use for the winter tariff?"
-
-
-def ledger_text() -> str:
-    """Numbered entries, each line distinct; a few name the goal's words, spread over the file."""
-    lines = []
-    for k in range(1, 1201):
-        if k % 97 == 0:
-            lines.append(f"Entry {k}: the copper merchants paid the winter tariff at the north harbour, berth {k}.")
-        else:
-            lines.append(f"Entry {k}: the orchard council logged {k * 7} bushels and mended the granary roof {k}.")
-    return "\n".join(lines) + "\n"
 
 
 @pytest.mark.anyio

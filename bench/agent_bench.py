@@ -145,7 +145,6 @@ class AgentRun:
     unplaced: int = 0  # items whose text is nowhere in the source (scored as nothing)
     evidence_chars: int = 0  # every evidence character delivered about the document, across episodes
     starts: list[int] = field(default_factory=list)
-    sparse_tokens: int = 0  # tokens received from sparse reads (collect, refine), the preview not counted
     asked_full: bool = False  # the agent gave up on sparse reads and asked for the full view
     held_sparse: bool = False  # the evidence was held before any full view was asked for
 
@@ -178,10 +177,9 @@ class AgentRun:
         self.decisions.append(gate_decision(pack))
         (self.verify_spans if verified else self.spans).extend(self._span(item) for item in pack.get("items", []))
         exposure = pack["exposure"]  # the wire's compact ledger: chars, E, L, full_chars; an absent count is 0
-        # L and L_tokens are said by the answer that opens an episode's ledger, not by the ones after it.
-        ledger = self.ledgers.get(pack["episode"]["id"]) or self.ledgers.setdefault(
-            pack["episode"]["id"], Ledger(full_view_chars=exposure["L"])
-        )
+        ledger = self.ledgers.get(pack["episode"]["id"])
+        if ledger is None:  # the answer that opens an episode's ledger says L; the ones after it do not
+            ledger = self.ledgers[pack["episode"]["id"]] = Ledger(full_view_chars=exposure["L"])
         reported = exposure.get("E", 0) + exposure.get("full_chars", 0)
         ledger.reported_chars = max(ledger.reported_chars, reported)
         ledger.summed_chars += exposure.get("chars", 0)
@@ -262,7 +260,6 @@ async def read_until_held(
     args: Json = {"target": target, "action": first, "intent": intent, **opening}
     reads = sparse_reads = 0
     while reads < policy.max_calls - 1:
-        before = seen.tokens
         step = "page" if "cursor" in args or args.get("view") == "full" else "refine" if reads else "first"
         pack = seen.receive(step, await client.call_tool("sro_read", args))
         reads += 1
@@ -271,7 +268,6 @@ async def read_until_held(
         seen.take_pack(pack)
         paged = "cursor" in args or args.get("view") == "full" or gate_decision(pack) in CLOSING
         if not paged:
-            seen.sparse_tokens += seen.tokens - before
             sparse_reads += 1
         found = bool(pack.get("coverage")) and all(c["status"] == "found" for c in pack["coverage"])
         # A reader that knows the answer when it sees it (`held`; the skill agent on a page of the full

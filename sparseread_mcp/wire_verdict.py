@@ -89,12 +89,9 @@ def _verdict_with_nothing_shown(pack: dict[str, Any]) -> None:
     """A verdict that shows no passage and charged nothing (`not_found`: no passage holds half of the claim)
     is its status and reason, and the scope that says what was searched: no episode (nothing was delivered in
     it), gate, ledger, echo or slots left open (the verdict says the claim was not found)."""
-    scope = pack.get("scope")
     verdict = pack["verification"]
     delivered = [p for p in pack.get("already_delivered", []) if p != verdict.get("pointer")]
-    verdict_alone(pack)
-    if scope:
-        pack["scope"] = scope
+    verdict_alone(pack, keep=("scope",))
     if delivered:
         pack["already_delivered"] = delivered
 
@@ -103,11 +100,12 @@ def _charged(pack: dict[str, Any]) -> bool:
     return any(pack.get("exposure", {}).get(key) for key in ZERO_BY_DEFAULT)
 
 
-def verdict_alone(pack: dict[str, Any]) -> None:
-    """No frame beside the verdict: no echo, coverage, gate, hints or episode, and no ledger when nothing
-    was charged."""
+def verdict_alone(pack: dict[str, Any], *, keep: tuple[str, ...] = ()) -> None:
+    """No frame beside the verdict (but the members named in `keep`): no echo, coverage, gate, hints or
+    episode, and no ledger when nothing was charged."""
     charged = _charged(pack)
     for key in ("action", "coverage", "unresolved", "already_delivered", "scope", "gate", "next", "episode"):
-        pack.pop(key, None)
+        if key not in keep:
+            pack.pop(key, None)
     if not charged:
         pack.pop("exposure", None)

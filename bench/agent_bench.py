@@ -147,6 +147,7 @@ class AgentRun:
     starts: list[int] = field(default_factory=list)
     asked_full: bool = False  # the agent gave up on sparse reads and asked for the full view
     held_sparse: bool = False  # the evidence was held before any full view was asked for
+    episode: str = ""  # the id of the episode the latest answer went on in (said by the one that opened it)
 
     def __post_init__(self) -> None:
         self.starts = [0, *(i + 1 for i, ch in enumerate(self.text) if ch == "\n")]
@@ -171,15 +172,19 @@ class AgentRun:
         self.spans.extend(self._span(item) for item in preview.get("samples", []))
 
     def take_pack(self, pack: Json, *, verified: bool = False) -> None:
-        if "episode" not in pack:  # a verdict alone: nothing delivered, nothing charged
+        if "exposure" not in pack:  # a verdict alone: nothing delivered, nothing charged
             self.decisions.append("native_fit" if "scope" not in pack else gate_decision(pack))
             return
         self.decisions.append(gate_decision(pack))
         (self.verify_spans if verified else self.spans).extend(self._span(item) for item in pack.get("items", []))
         exposure = pack["exposure"]  # the wire's compact ledger: chars, E, L, full_chars; an absent count is 0
-        ledger = self.ledgers.get(pack["episode"]["id"])
-        if ledger is None:  # the answer that opens an episode's ledger says L; the ones after it do not
-            ledger = self.ledgers[pack["episode"]["id"]] = Ledger(full_view_chars=exposure["L"])
+        # The answer that opens an episode's ledger says its id and L; the ones after it (the same goal on
+        # this one document) say neither.
+        if "id" in pack.get("episode", {}):
+            self.episode = pack["episode"]["id"]
+        ledger = self.ledgers.get(self.episode)
+        if ledger is None:
+            ledger = self.ledgers[self.episode] = Ledger(full_view_chars=exposure["L"])
         reported = exposure.get("E", 0) + exposure.get("full_chars", 0)
         ledger.reported_chars = max(ledger.reported_chars, reported)
         ledger.summed_chars += exposure.get("chars", 0)
@@ -284,7 +289,7 @@ async def read_until_held(
         if paged:  # the full view's last page, or a file the server answered whole: nothing more to read
             return
         # SKILL.md: keep refining while E (the ledger's sparse characters) is under a quarter of L.
-        episode = seen.ledgers.get((pack.get("episode") or {}).get("id", ""))
+        episode = seen.ledgers.get(seen.episode)
         read = episode.reported_chars / episode.full_view_chars if episode and episode.full_view_chars else 0.0
         spent = read >= policy.sparse_share or sparse_reads >= policy.sparse_reads
         # A first read under a small budget may name the best passage instead of sending it: refine then.

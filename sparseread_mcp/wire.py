@@ -1,7 +1,7 @@
 """What goes on the wire: the one serialization every answer is sent and counted in, so a budget measured
 here is the budget the agent pays.
 
-An answer says only what carries information (protocol 7):
+An answer says only what carries information (protocol 8):
 
 - no `null`, empty or default-valued field: an absent list is empty, an absent flag is its default
   (`generated`, `truncated`, `closed`, `stale` false; `outline_complete` true), an absent number is 0;
@@ -16,14 +16,16 @@ An answer says only what carries information (protocol 7):
   that slot, the items do not (its coverage entry says it once); `unresolved` is sent only where it is not
   simply the slots whose coverage is not `found`; fingerprints are sent as their first 12 hex digits, as
   pointers carry them;
-- no `view` when it is `snippets`, no `action` when it is `focus`; no `gate` and no `scope` for an
+- no `view` when it is `snippets`, no `action` (the agent's own request); no `gate` and no `scope` for an
   ordinary sparse batch (an absent gate is the decision `sparse` for its routine reason; `gate_decision`
   reads it back); no item `score` where the items come best first (their order says it); no `selection`:
   `scope`, when said, names the reader and the method, the view the exposure form, and when the robust
   default answered, its `next` hint says how reliable it was measured to be (`low reliability 0.29: ...`);
-- an evidence pack's `episode` is its `id`, with its `artifact` (path, type, fingerprint) only where its
-  items' pointers (with no items, its `already_delivered` ones) do not already name the file and version;
-  its `objective` is the agent's own goal, not repeated (`sro_card` lists each episode's);
+- an evidence pack's `episode` is its `id`, said by the answer that opens the episode's ledger (an episode
+  is a goal on a file: later answers for that goal continue it and do not say it again, see the ledger
+  below), with its `artifact` (path, type, fingerprint) only where its items' pointers (with no items, its
+  `already_delivered` ones) do not already name the file and version; its `objective` is the agent's own
+  goal, not repeated (`sro_card` lists each episode's);
 - a Preview (the first answer about any file) states `protocol`: 4; one whose route is `native` carries
   the whole file as `content` with a minimal frame: its `artifact` is the `fingerprint` alone (the path is
   the agent's own), and no `reason`, `outline`, `L` or `L_tokens` (the file says them; `tokens` its cost).
@@ -39,9 +41,9 @@ An answer says only what carries information (protocol 7):
   (this payload's charged characters, the episode's sparse characters so far, the full view's length in
   characters and tokens, full-view characters delivered; a count left out is 0); what is left before the
   full view is `L - E`. A Preview and a card episode name the full view's length `L` (and `L_tokens`) and
-  a card episode its sparse characters so far `E`, the same way. `L` and `L_tokens` are the same for every
-  answer of an episode: the answer that opens its ledger says them, later ones do not (an answer whose
-  `E + full_chars` goes beyond its own `chars` follows one that said them);
+  a card episode its sparse characters so far `E`, the same way. `L`, `L_tokens` and the episode's `id`
+  are the same for every answer of an episode: the answer that opens its ledger says them, later ones do
+  not (an answer whose `E + full_chars` goes beyond its own `chars` follows one that said them);
 - a verify answer about one claim: its `verification` (status, reason, pointer) without the claim's
   `coverage`, and `already_delivered` without the verdict's own pointer (nor, when it is `supported`, the
   held passage that pointer lies in: the pointer says where in it);
@@ -59,7 +61,8 @@ the model (Claude Code, OpenCode and Codex the structured copy), so neither may 
 Preview has no structured copy: it would carry the file a second time, escaped, and clients that prefer it
 would lose the raw block; every client passes text blocks on.
 
-Protocol 7 (from 6): `L` and `L_tokens` once per episode; a verdict that shows nothing, alone. 6 (from 5):
+Protocol 8 (from 7): the episode's id once per episode, like `L`; no `action` echoed. 7 (from 6): `L` and
+`L_tokens` once per episode; a verdict that shows nothing, alone. 6 (from 5):
 the pointers of the file and version an answer names twice or more are said once, as its `source`, and each
 as `#anchor` (`wire_source`). 5 (from 4): no `selection`; an item whose text spans lines is a text block of
 its own after the frame. 4 (from 3): an ordinary sparse batch has no `gate`; an item whose pointer names its
@@ -80,7 +83,7 @@ from .wire_source import absolute, relative_to_source
 from .wire_verdict import ZERO_BY_DEFAULT, verdict_alone, verdict_said_once
 
 #: The protocol these names and omissions define; stated in every Preview (`protocol`).
-PROTOCOL = 7
+PROTOCOL = 8
 #: Hex digits of a fingerprint on the wire: the prefix a `sha256:` pointer revision carries.
 FINGERPRINT_DIGITS = 12
 #: Anchors that state a line range, on a PDF page or not (`L12-L18`, `L7:C3-C9`, `p26:L85:C60-L86:C103`);
@@ -88,8 +91,6 @@ FINGERPRINT_DIGITS = 12
 _LINE_ANCHOR = re.compile(r"(?:p\d+:)?L(\d+)(?:-L(\d+)|:C\d+-C\d+|:C\d+-L(\d+):C\d+)?")
 #: The view an answer shows unless it says another.
 DEFAULT_VIEW = "snippets"
-#: The action an answer is about unless it says another (the agent's own request, not echoed).
-DEFAULT_ACTION = "focus"
 #: The gate decision an answer with no `gate` was made under: an ordinary sparse batch.
 DEFAULT_DECISION = "sparse"
 #: The gate's reason for an ordinary sparse batch says no more than its decision and its items do.
@@ -276,21 +277,28 @@ def _pack(pack: dict[str, Any]) -> None:
     verdict_said_once(pack)
     _defaults_and_routine_left_out(pack)
     _episode_named_by_pointers(pack)
-    _full_view_length_said_once(pack)
+    _said_by_the_opening_answer(pack)
 
 
-def _full_view_length_said_once(pack: dict[str, Any]) -> None:
-    """`L` and `L_tokens` are the same for every answer of an episode: the answer that opens its ledger (the
-    first to deliver anything) says them, later ones do not. The wire is stateless, so the ledger itself
+def _said_by_the_opening_answer(pack: dict[str, Any]) -> None:
+    """The episode's id, `L` and `L_tokens` are the same for every answer of an episode: the answer that
+    opens its ledger (the first to deliver anything) says them, later ones do not (an episode is its goal on
+    its file: a later answer continues the one its goal opened). The wire is stateless, so the ledger itself
     tells which answer that is: one whose episode had delivered characters before it (`E + full_chars` beyond
     its own `chars`) follows an answer that said them."""
     exposure = pack.get("exposure")
-    if not isinstance(exposure, dict) or "L" not in exposure:
+    if not isinstance(exposure, dict):
         return
     before = exposure.get("E", 0) + exposure.get("full_chars", 0) - exposure.get("chars", 0)
-    if before > 0:
-        exposure.pop("L", None)
-        exposure.pop("L_tokens", None)
+    if before <= 0:
+        return
+    exposure.pop("L", None)
+    exposure.pop("L_tokens", None)
+    episode = pack.get("episode")
+    if isinstance(episode, dict):
+        episode.pop("id", None)
+        if not episode:
+            del pack["episode"]
 
 
 def _coverage_said_once(pack: dict[str, Any]) -> None:
@@ -347,8 +355,7 @@ def _defaults_and_routine_left_out(pack: dict[str, Any]) -> None:
         pack.pop("unresolved", None)
     if pack.get("view") == DEFAULT_VIEW:
         del pack["view"]
-    if pack.get("action") == DEFAULT_ACTION:
-        del pack["action"]
+    pack.pop("action", None)  # the agent's own request: never echoed
     gate = pack.get("gate")
     if isinstance(gate, dict) and _ROUTINE_GATE.fullmatch(str(gate.get("reason", ""))):
         del gate["reason"]

@@ -93,7 +93,9 @@ async def reading_flow(client: Client, path: str, source: str, question: str) ->
     # `unresolved` is left out where it is just the slots coverage does not call found.
     unresolved = {c["slot"] for c in collect["coverage"] if c["status"] != "found"}
     assert set(collect.get("unresolved", unresolved)) == unresolved
-    assert collect["episode"]["id"] == episode  # the session goal fills the unsaid goal
+    # The session goal fills the unsaid goal: the collect goes on in the focus's episode, which its answer
+    # does not name again (the ledger below adds up across the episode).
+    assert "episode" not in collect and episode
     ledger.append(collect["exposure"].get("chars", 0))
 
     delivered = {anchor_of(i) for p in (focus, collect) for i in p.get("items", [])}
@@ -119,12 +121,10 @@ async def reading_flow(client: Client, path: str, source: str, question: str) ->
     assert claim["verification"]["status"] in {"supported", "contradicted", "unverified", "not_found"}
 
     card = await call(client, "sro_card", {})
-    # The claim's closest places may be new to the episode (charged) or already held (named, not charged).
-    spent = (
-        claim.get("exposure", {}).get("E", exposure["E"])
-        if claim.get("episode", {}).get("id") == episode
-        else exposure["E"]
-    )
+    # The claim is the focus's goal, so its verdict goes on in that episode (and does not name it again): its
+    # closest places may be new to the episode (charged) or already held (named, not charged).
+    assert "id" not in claim.get("episode", {})
+    spent = claim.get("exposure", {}).get("E", exposure["E"])
     assert any(e["id"] == episode and e.get("E", 0) == spent for e in card["episodes"])
 
     escape = await client.call_tool("sro_read", {"target": "../../etc/passwd", **_handle(client)})

@@ -1,5 +1,5 @@
-"""What an episode's answers would all repeat is said once: the full view's length `L` (and `L_tokens`) by
-the answer that opens the episode's ledger, and a verdict that shows and charges nothing is the verdict and
+"""What an episode's answers would all repeat is said once: its id and the full view's length `L` (and
+`L_tokens`) by the answer that opens the episode's ledger, no answer echoes the call's action, and a verdict that shows and charges nothing is the verdict and
 what was searched. An agent pays for every token of a frame again on every later turn."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ GOAL = "Which harbour did the copper merchants use for the winter tariff?"
 
 
 @pytest.mark.anyio
-async def test_the_full_views_length_is_said_by_the_answer_that_opens_the_ledger(tmp_path: Path) -> None:
+async def test_the_episode_and_its_full_views_length_are_said_by_the_answer_that_opens_the_ledger(tmp_path: Path) -> None:
     text = ledger_text()
     (tmp_path / "ledger.txt").write_text(text)
     with anyio.fail_after(120):  # a hang guard only
@@ -33,13 +33,15 @@ async def test_the_full_views_length_is_said_by_the_answer_that_opens_the_ledger
     assert opened["L"] == len(text) and opened["L_tokens"] > 0 and opened["E"] == opened["chars"]
     episode = focus["episode"]["id"]
     for later in (*refines, page):
-        assert later["episode"]["id"] == episode
+        assert "episode" not in later and "action" not in later  # the agent's own call says which
         assert "L" not in later["exposure"] and "L_tokens" not in later["exposure"]
         assert later["exposure"]["E"] <= opened["L"]  # the agent holds L from the first answer
     assert refines[-1]["exposure"]["E"] == opened["chars"] + sum(r["exposure"].get("chars", 0) for r in refines)
     # A new episode opens its own ledger and says L again; the card states every episode's L.
     assert other["episode"]["id"] != episode and other["exposure"]["L"] == len(text)
-    assert {state["id"]: state["L"] for state in card["episodes"]}[episode] == len(text)
+    states = {state["id"]: state for state in card["episodes"]}
+    assert states[episode]["L"] == len(text)
+    assert states[episode]["E"] == refines[-1]["exposure"]["E"]  # the refines went on in the focus's episode
 
 
 @pytest.mark.anyio

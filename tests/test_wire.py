@@ -455,8 +455,9 @@ def test_a_verdict_on_a_file_held_whole_says_its_pointer_once_and_no_zero_counts
     charged = wire_dict(
         pack.model_copy(update={"exposure": _ledger(0, 0, 30), "gate": Gate(decision="sparse", reason="x")})
     )
-    assert "artifact" not in charged["episode"]  # the pointers name the file and its version
-    # A count that is news stays; L was said by the answer that opened the episode's ledger.
+    # The pointers name the file and its version; the id and L were said by the answer that opened the
+    # episode's ledger (its E is beyond this answer's chars). A count that is news stays.
+    assert "episode" not in charged and "action" not in charged
     assert charged["exposure"] == {"E": 30}
 
 

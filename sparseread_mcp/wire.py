@@ -14,7 +14,8 @@ An answer says only what carries information (protocol 8):
   `already_delivered` match the slot lists, those matches, and the passages inside an item of the answer no
   longer than a window (`WINDOW_CHARS`: the item shows them); in a one-slot answer whose every item names
   that slot, the items do not (its coverage entry says it once); `unresolved` is sent only where it is not
-  simply the slots whose coverage is not `found`; fingerprints are sent as their first 12 hex digits, as
+  simply the slots whose coverage is not `found`; an answer about one slot says no `coverage` when that
+  slot is `missing` (nor `unresolved`); fingerprints are sent as their first 12 hex digits, as
   pointers carry them;
 - no `view` when it is `snippets`, no `action` (the agent's own request); no `gate` and no `scope` for an
   ordinary sparse batch (an absent gate is the decision `sparse` for its routine reason; `gate_decision`
@@ -61,7 +62,8 @@ the model (Claude Code, OpenCode and Codex the structured copy), so neither may 
 Preview has no structured copy: it would carry the file a second time, escaped, and clients that prefer it
 would lose the raw block; every client passes text blocks on.
 
-Protocol 8 (from 7): the episode's id once per episode, like `L`; no `action` echoed. 7 (from 6): `L` and
+Protocol 8 (from 7): the episode's id once per episode, like `L`; no `action` echoed; a one-slot answer's
+`missing` coverage left out. 7 (from 6): `L` and
 `L_tokens` once per episode; a verdict that shows nothing, alone. 6 (from 5):
 the pointers of the file and version an answer names twice or more are said once, as its `source`, and each
 as `#anchor` (`wire_source`). 5 (from 4): no `selection`; an item whose text spans lines is a text block of
@@ -368,6 +370,7 @@ def _defaults_and_routine_left_out(pack: dict[str, Any]) -> None:
     if ordinary:
         del pack["gate"]  # its decision is the default and its reason routine
     _one_slot_said_once(pack)
+    _one_slot_missing_left_out(pack)
     scores = [i.get("score", 0.0) for i in items]
     if scores == sorted(scores, reverse=True):  # best first: the order says what the scores would
         for item in items:
@@ -381,6 +384,16 @@ def _one_slot_said_once(pack: dict[str, Any]) -> None:
     if len(coverage) == 1 and items and all(i.get("slots") == [coverage[0]["slot"]] for i in items):
         for item in items:
             del item["slots"]
+
+
+def _one_slot_missing_left_out(pack: dict[str, Any]) -> None:
+    """In an answer about one slot, `missing` is its coverage's default: no `coverage` says it (and no
+    `unresolved`: it is that slot). A refine that finds nothing for a goal said so on every answer."""
+    coverage = pack.get("coverage", [])
+    if len(coverage) == 1 and coverage[0].get("status") == "missing" and not coverage[0].get("pointers"):
+        del pack["coverage"]
+        if pack.get("unresolved") == [coverage[0]["slot"]]:
+            del pack["unresolved"]
 
 
 def _episode_named_by_pointers(pack: dict[str, Any]) -> None:

@@ -53,7 +53,9 @@ def verdict_said_once(pack: dict[str, Any]) -> None:
         return
     if not isinstance(verdict, dict) or len(pack.get("coverage", [])) != 1:
         return
-    pack.pop("coverage", None)
+    slot = pack.pop("coverage")[0]["slot"]
+    if pack.get("unresolved") == [slot]:  # the claim's one slot: the verdict says how it stands
+        del pack["unresolved"]
     rest = [p for p in pack.get("already_delivered", []) if p != verdict.get("pointer")]
     if rest:
         pack["already_delivered"] = rest

@@ -136,32 +136,39 @@ def engine(tmp_path: Path) -> ReadEngine:
 
 
 def item_spans(text: str, packs: list[EvidencePack]) -> list[tuple[int, int]]:
-    """Where each item of `packs` stands in `text`, found by its text (which must occur once)."""
+    """Where each item of `packs` stands in `text`: where its anchor says (`span_at`), which must hold its text
+    (a short piece such as "granary. " may occur many times: its text alone cannot place it)."""
     spans = []
     for pack in packs:
         for item in pack.items:
-            start = text.find(item.text)
-            assert start >= 0 and text.find(item.text, start + 1) < 0, "item texts are unique in this document"
-            spans.append((start, start + len(item.text)))
+            start, end = span_at(text, item.pointer.rsplit("#", 1)[1])
+            assert text[start:end] == item.text, f"{item.pointer} holds its text"
+            spans.append((start, end))
     return spans
 
 
 def source_at(text: str, anchor: str) -> str:
     """An oracle independent of the package: the exact source text an anchor names."""
-    lines = text.split("\n")
+    start, end = span_at(text, anchor)
+    return text[start:end]
+
+
+def span_at(text: str, anchor: str) -> tuple[int, int]:
+    """An oracle independent of the package: the character offsets of what an anchor names."""
+    starts = [0, *(i + 1 for i, ch in enumerate(text) if ch == "\n")]
+
+    def line_end(line: int) -> int:
+        return starts[line] - 1 if line < len(starts) else len(text)
+
     if m := re.fullmatch(r"L(\d+):C(\d+)-C(\d+)", anchor):
         line, first, last = (int(g) for g in m.groups())
-        return lines[line - 1][first - 1 : last]
+        return starts[line - 1] + first - 1, min(starts[line - 1] + last, line_end(line))
     if m := re.fullmatch(r"L(\d+):C(\d+)-L(\d+):C(\d+)", anchor):  # from a column of one line to one of a later
         first, start, last, end = (int(g) for g in m.groups())
-        picked = lines[first - 1 : last]
-        picked[-1] = picked[-1][:end]
-        picked[0] = picked[0][start - 1 :]
-        return "\n".join(picked)
+        return starts[first - 1] + start - 1, min(starts[last - 1] + end, line_end(last))
     if m := re.fullmatch(r"L(\d+)(?:-L(\d+))?", anchor):
         first = int(m.group(1))
-        last = int(m.group(2) or first)
-        return "\n".join(lines[first - 1 : last])
+        return starts[first - 1], line_end(int(m.group(2) or first))
     raise AssertionError(f"unexpected anchor {anchor!r}")
 
 

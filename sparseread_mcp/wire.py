@@ -63,8 +63,8 @@ Preview has no structured copy: it would carry the file a second time, escaped, 
 would lose the raw block; every client passes text blocks on.
 
 Protocol 8 (from 7): the episode's id once per episode, like `L`; no `action` echoed; a one-slot answer's
-`missing` coverage left out. 7 (from 6): `L` and
-`L_tokens` once per episode; a verdict that shows nothing, alone. 6 (from 5):
+`missing` coverage left out. 7 (from 6): `L` and `L_tokens` once per episode; a verdict that shows nothing,
+alone. 6 (from 5):
 the pointers of the file and version an answer names twice or more are said once, as its `source`, and each
 as `#anchor` (`wire_source`). 5 (from 4): no `selection`; an item whose text spans lines is a text block of
 its own after the frame. 4 (from 3): an ordinary sparse batch has no `gate`; an item whose pointer names its
@@ -387,13 +387,12 @@ def _one_slot_said_once(pack: dict[str, Any]) -> None:
 
 
 def _one_slot_missing_left_out(pack: dict[str, Any]) -> None:
-    """In an answer about one slot, `missing` is its coverage's default: no `coverage` says it (and no
-    `unresolved`: it is that slot). A refine that finds nothing for a goal said so on every answer."""
+    """In an answer about one slot, `missing` is its coverage's default: no `coverage` says it (its
+    `unresolved`, that slot, is already left out as derived). A refine that finds nothing for a goal said so
+    on every answer."""
     coverage = pack.get("coverage", [])
     if len(coverage) == 1 and coverage[0].get("status") == "missing" and not coverage[0].get("pointers"):
         del pack["coverage"]
-        if pack.get("unresolved") == [coverage[0]["slot"]]:
-            del pack["unresolved"]
 
 
 def _episode_named_by_pointers(pack: dict[str, Any]) -> None:

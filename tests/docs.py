@@ -29,6 +29,10 @@ def single_line(sentences: int = 300, seed: int = 3) -> str:
     )
 
 
+#: The question the copper merchants' tariff lines answer (in `ledger_text`, and in tests that write them).
+LEDGER_GOAL = "Which harbour did the copper merchants use for the winter tariff?"
+
+
 def ledger_text() -> str:
     """1,200 numbered entries, each line distinct; every 97th names the copper merchants' winter tariff at
     the north harbour, spread over the file."""

@@ -10,14 +10,13 @@ from pathlib import Path
 import anyio
 import pytest
 from conftest import source_at
+from docs import LEDGER_GOAL as GOAL
 from flow import anchor_of, pages_of, read, whole_once
 from mcp import Client
 
 from sparseread_mcp import Settings
 from sparseread_mcp.files.anchors import parse_anchor
 from sparseread_mcp.serve.server import create_server
-
-GOAL = "Which harbour did the copper merchants use for the winter tariff?"
 
 
 def paragraphs() -> str:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from docs import LEDGER_GOAL as GOAL
 from docs import ledger_text
 from flow import pages_of, read, whole_once
 from mcp import Client
@@ -18,7 +19,6 @@ from sparseread_mcp.gate import page_place
 from sparseread_mcp.gate.page_place import AFTER_SPARSE_PAGE_TOKENS
 from sparseread_mcp.serve.server import create_server
 
-GOAL = "Which harbour did the copper merchants use for the winter tariff?"
 BUDGET = 8_000  # the server's default budget, passed only where a test needs to say it
 
 

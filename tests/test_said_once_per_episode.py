@@ -9,14 +9,13 @@ from pathlib import Path
 
 import anyio
 import pytest
+from docs import LEDGER_GOAL as GOAL
 from docs import ledger_text
 from flow import call, read
 from mcp import Client
 
 from sparseread_mcp import Settings
 from sparseread_mcp.serve.server import create_server
-
-GOAL = "Which harbour did the copper merchants use for the winter tariff?"
 
 
 @pytest.mark.anyio

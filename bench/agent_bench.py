@@ -111,6 +111,9 @@ class Policy:
     sparse_reads: int = 8
     #: What the agent does then: ask `view="full"` once and page it (SKILL.md's advice), or stop.
     fallback: bool = True
+    #: A passage that holds part of the evidence is read around (SKILL.md: `sro_read("file#L120-L130",
+    #: action="refine")`) before any plain refine: a reader that sees the answer begin asks for what follows.
+    around: bool = False
 
 
 @dataclass(slots=True, kw_only=True)
@@ -148,6 +151,7 @@ class AgentRun:
     asked_full: bool = False  # the agent gave up on sparse reads and asked for the full view
     held_sparse: bool = False  # the evidence was held before any full view was asked for
     episode: str = ""  # the id of the episode the latest answer went on in (said by the one that opened it)
+    anchors: list[tuple[tuple[int, int], str]] = field(default_factory=list)  # sparse items: span, anchor
 
     def __post_init__(self) -> None:
         self.starts = [0, *(i + 1 for i, ch in enumerate(self.text) if ch == "\n")]
@@ -176,7 +180,12 @@ class AgentRun:
             self.decisions.append("native_fit" if "scope" not in pack else gate_decision(pack))
             return
         self.decisions.append(gate_decision(pack))
-        (self.verify_spans if verified else self.spans).extend(self._span(item) for item in pack.get("items", []))
+        spans = [self._span(item) for item in pack.get("items", [])]
+        (self.verify_spans if verified else self.spans).extend(spans)
+        if not verified and gate_decision(pack) not in CLOSING and "cursor" not in pack:
+            self.anchors += [
+                (span, item["pointer"].split("#", 1)[-1]) for span, item in zip(spans, pack["items"], strict=True)
+            ]
         exposure = pack["exposure"]  # the wire's compact ledger: chars, E, L, full_chars; an absent count is 0
         # The answer that opens an episode's ledger says its id and L; the ones after it (the same goal on
         # this one document) say neither.
@@ -215,6 +224,11 @@ class AgentRun:
             self.unplaced += 1
             return 0, 0
         return start, start + len(text)
+
+
+def overlap(span: tuple[int, int], gold: list[tuple[int, int]]) -> bool:
+    """Whether a received passage holds part of the evidence (what a reader sees when it reads it)."""
+    return any(min(span[1], end) > max(span[0], start) for start, end in gold)
 
 
 def lines_of(pointer: str) -> list[int] | None:
@@ -264,6 +278,8 @@ async def read_until_held(
     opening = {"budget_tokens": policy.first_budget} if policy.first_budget else budget
     args: Json = {"target": target, "action": first, "intent": intent, **opening}
     reads = sparse_reads = 0
+    gold = gold_spans(question)
+    expanded: set[str] = set()
     while reads < policy.max_calls - 1:
         step = "page" if "cursor" in args or args.get("view") == "full" else "refine" if reads else "first"
         pack = seen.receive(step, await client.call_tool("sro_read", args))
@@ -278,7 +294,7 @@ async def read_until_held(
         # A reader that knows the answer when it sees it (`held`; the skill agent on a page of the full
         # view, which it reads whole), else one that trusts the server's `found`.
         judged = policy.stop in ("held", "skill-held") or (policy.stop == "skill" and paged)
-        done = seen.holds(gold_spans(question)) if judged else found
+        done = seen.holds(gold) if judged else found
         if not seen.asked_full and not paged:
             seen.held_sparse = done
         if done or (policy.exposure_tokens is not None and seen.tokens >= policy.exposure_tokens):
@@ -294,7 +310,11 @@ async def read_until_held(
         spent = read >= policy.sparse_share or sparse_reads >= policy.sparse_reads
         # A first read under a small budget may name the best passage instead of sending it: refine then.
         pointed = bool(policy.first_budget) and pack.get("view") == "pointers"
-        if (pack.get("items") or pointed) and not spent:
+        part = next((a for span, a in seen.anchors if a not in expanded and overlap(span, gold)), None)
+        if policy.around and part is not None and not spent:
+            expanded.add(part)
+            args = {"target": f"{target}#{part}", "action": "refine", **budget}
+        elif (pack.get("items") or pointed) and not spent:
             args = {"target": target, "action": "refine", **budget}
         elif policy.fallback and not seen.asked_full:
             seen.asked_full = True
@@ -506,6 +526,12 @@ def main(argv: list[str] | None = None) -> Json:
         action="store_true",
         help="when sparse reads give up, stop (default: ask view=full once and follow its cursor, as SKILL.md says)",
     )
+    parser.add_argument(
+        "--around",
+        action="store_true",
+        help="read around a received passage that holds part of the evidence (refine with its pointer as target) "
+        "before plain refines",
+    )
     parser.add_argument("--budget-tokens", type=int, help="budget_tokens of each call (default: the server's)")
     parser.add_argument("--first-budget", type=int, help="budget_tokens of the first read only (an experiment)")
     parser.add_argument(
@@ -526,6 +552,7 @@ def main(argv: list[str] | None = None) -> Json:
         sparse_share=args.sparse_share,
         sparse_reads=args.sparse_reads,
         fallback=not args.no_fallback,
+        around=args.around,
     )
     settings = Settings.from_env()
     counter = TokenCounter(settings.tokenizer, margin=settings.token_margin)

@@ -111,8 +111,9 @@ class Policy:
     sparse_reads: int = 8
     #: What the agent does then: ask `view="full"` once and page it (SKILL.md's advice), or stop.
     fallback: bool = True
-    #: A passage that holds part of the evidence is read around (SKILL.md: `sro_read("file#L120-L130",
-    #: action="refine")`) before any plain refine: a reader that sees the answer begin asks for what follows.
+    #: A passage holding part of the evidence, which runs on past its edge, is read around (SKILL.md:
+    #: `sro_read("file#L120-L130", action="refine")`) before any plain refine: a reader that sees the answer
+    #: cut off asks for the text beside it.
     around: bool = False
 
 
@@ -226,9 +227,10 @@ class AgentRun:
         return start, start + len(text)
 
 
-def overlap(span: tuple[int, int], gold: list[tuple[int, int]]) -> bool:
-    """Whether a received passage holds part of the evidence (what a reader sees when it reads it)."""
-    return any(min(span[1], end) > max(span[0], start) for start, end in gold)
+def cut_off(span: tuple[int, int], gold: list[tuple[int, int]]) -> bool:
+    """Whether a received passage holds part of the evidence and the evidence runs on past its edge (what a
+    reader sees: a table without its first rows, a list cut short): the text around it is worth reading."""
+    return any(min(span[1], end) > max(span[0], start) and (start < span[0] or end > span[1]) for start, end in gold)
 
 
 def lines_of(pointer: str) -> list[int] | None:
@@ -310,7 +312,7 @@ async def read_until_held(
         spent = read >= policy.sparse_share or sparse_reads >= policy.sparse_reads
         # A first read under a small budget may name the best passage instead of sending it: refine then.
         pointed = bool(policy.first_budget) and pack.get("view") == "pointers"
-        part = next((a for span, a in seen.anchors if a not in expanded and overlap(span, gold)), None)
+        part = next((a for span, a in seen.anchors if a not in expanded and cut_off(span, gold)), None)
         if policy.around and part is not None and not spent:
             expanded.add(part)
             args = {"target": f"{target}#{part}", "action": "refine", **budget}
@@ -529,8 +531,8 @@ def main(argv: list[str] | None = None) -> Json:
     parser.add_argument(
         "--around",
         action="store_true",
-        help="read around a received passage that holds part of the evidence (refine with its pointer as target) "
-        "before plain refines",
+        help="read around a received passage whose evidence runs on past its edge (refine with its pointer as "
+        "target) before plain refines",
     )
     parser.add_argument("--budget-tokens", type=int, help="budget_tokens of each call (default: the server's)")
     parser.add_argument("--first-budget", type=int, help="budget_tokens of the first read only (an experiment)")

@@ -18,6 +18,7 @@ from ..models import Intent, Slot, Verification
 from ..readers.base import ParsedArtifact
 from ..select.figures import page_of_figures
 from ..vocabulary import ExposureForm
+from .around import AROUND_CHARS, sides
 from .claims import decide
 from .coverage import FOUND_SUPPORT, GOAL_SLOT, PARTIAL_SUPPORT, slot_weights, support
 from .intents import query_for
@@ -240,39 +241,20 @@ def refine(
     return unique
 
 
-#: "Around this passage": this many characters on each side of it, cut at line (or word) boundaries.
-AROUND_CHARS = 1_000
-
-
 def beside(
     parsed: ParsedArtifact, episode: Episode, span: tuple[int, int], slots: list[Slot], *, chars: int
 ) -> list[Candidate]:
-    """The text right before and right after `span` (at most `chars` each side, nearest first), less
-    what the episode already delivered: what "around this passage" means, whatever the passages are."""
+    """The text right before and right after `span` (`sides`: at most `chars` each, on a paged text within
+    its page unless the passage reaches the page's edge), nearest first, less what the episode already
+    delivered: what "around this passage" means, whatever the passages are."""
     text = parsed.artifact.text
     start, end = span
-    before = _boundary(text, max(0, start - chars), forward=True, limit=start)
-    after = _boundary(text, min(len(text), end + chars), forward=False, limit=end)
+    (before, _), (_, after) = sides(parsed, span, chars)
     out = []
     for s, e in (*_undelivered(text, episode, before, start), *_undelivered(text, episode, end, after)):
         out.append(Candidate(start=s, end=e, score=0.0, slots=tag_slots(text[s:e], slots)))
     # nearest first: the piece that touches the span on each side, then the rest
     return sorted(out, key=lambda c: min(abs(c.end - start), abs(c.start - end)))
-
-
-def _boundary(text: str, at: int, *, forward: bool, limit: int) -> int:
-    """`at` moved to the nearest line start (forward) or line end (backward) on the span's side, else to
-    a word boundary (a line longer than the window, a document on one line), never past `limit`."""
-    window = text[min(at, limit) : max(at, limit)]
-    if forward:
-        cut = window.find("\n")
-        if cut == -1 or cut + 1 >= len(window):
-            cut = window.find(" ")
-        return at + cut + 1 if cut != -1 else at
-    cut = window.rfind("\n")
-    if cut <= 0:
-        cut = window.rfind(" ")
-    return limit + cut if cut > 0 else at
 
 
 def novel_query(parsed: ParsedArtifact, episode: Episode, intent: Intent) -> Query:

@@ -174,6 +174,47 @@ async def test_refine_around_a_passage_returns_the_text_on_both_sides(tmp_path: 
     assert any(0 <= s - end <= 1 for s, _ in spans), (end, spans)
 
 
+def _statement(title: str, rows: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    body = [
+        f"{rng.choice(FILLER).title()} {rng.choice(FILLER)} item {k} {rng.randint(100, 9999):,}" for k in range(rows)
+    ]
+    return [title, "(in millions) 2023 2022", *body]
+
+
+async def test_around_a_passage_on_a_page_stays_on_its_page_unless_the_passage_reaches_its_edge(
+    tmp_path: Path,
+) -> None:
+    # A filing's text: prose, then a statement on a page of its own, then the next statement.
+    prose = _prose(3, 12, {}).rstrip("\n").split("\n")
+    balance = [
+        *_statement("Consolidated Balance Sheets", 60, 4),
+        "See Notes to Consolidated Financial Statements.",
+        "27",
+    ]
+    cash = _statement("Consolidated Statements of Cash Flows", 60, 5)
+    pages = ["\n".join(prose), "\n".join(balance), "\n".join(cash)]
+    text = "\n\f".join(pages) + "\n"
+    (tmp_path / "filing.txt").write_text(text)
+    first = len(prose) + 1  # the balance sheet's title line
+    middle, last = f"filing.txt#L{first + 12}-L{first + 14}", f"filing.txt#L{first + 55}-L{first + 61}"
+    inside, edge = await _client_calls(
+        tmp_path, [("sro_read", {"target": t, "action": "refine"}) for t in (middle, last)]
+    )
+    for pack in (inside, edge):
+        for item in pack["items"]:
+            assert source_at(text, anchor_of(item)) == item["text"]
+    # Rows 10-12: the page's top is the text before them (its title, far under the 1,000 characters a side
+    # may take), and the prose page before it is another unit: none of it comes.
+    got = _texts(inside)
+    assert "Consolidated Balance Sheets" in got and "(in millions)" in got
+    assert not any(line in got for line in prose if line.strip()), "the page before came too"
+    assert "Cash Flows" not in got
+    # The last rows: all that is left of their page is its footer, so the side runs on over the edge.
+    got = _texts(edge)
+    assert "27" in got and "Consolidated Statements of Cash Flows" in got
+
+
 async def test_the_preview_of_a_one_line_text_shows_where_its_topics_are(tmp_path: Path) -> None:
     rng = random.Random(5)
     topics = ["volcano", "harbour", "election", "orchestra", "glacier", "railway", "vaccine", "comet"]

@@ -181,12 +181,11 @@ class AgentRun:
             self.decisions.append("native_fit" if "scope" not in pack else gate_decision(pack))
             return
         self.decisions.append(gate_decision(pack))
-        spans = [self._span(item) for item in pack.get("items", [])]
+        items = pack.get("items", [])
+        spans = [self._span(item) for item in items]
         (self.verify_spans if verified else self.spans).extend(spans)
         if not verified and gate_decision(pack) not in CLOSING and "cursor" not in pack:
-            self.anchors += [
-                (span, item["pointer"].split("#", 1)[-1]) for span, item in zip(spans, pack["items"], strict=True)
-            ]
+            self.anchors += [(span, item["pointer"].split("#", 1)[-1]) for span, item in zip(spans, items, strict=True)]
         exposure = pack["exposure"]  # the wire's compact ledger: chars, E, L, full_chars; an absent count is 0
         # The answer that opens an episode's ledger says its id and L; the ones after it (the same goal on
         # this one document) say neither.
@@ -316,7 +315,8 @@ async def read_until_held(
         if policy.around and part is not None and not spent:
             expanded.add(part)
             args = {"target": f"{target}#{part}", "action": "refine", **budget}
-        elif (pack.get("items") or pointed) and not spent:
+        elif (pack.get("items") or pointed or args["target"] != target) and not spent:
+            # (a read around a passage that brought nothing says nothing of what a plain refine would bring)
             args = {"target": target, "action": "refine", **budget}
         elif policy.fallback and not seen.asked_full:
             seen.asked_full = True

@@ -245,8 +245,8 @@ def beside(
     parsed: ParsedArtifact, episode: Episode, span: tuple[int, int], slots: list[Slot], *, chars: int
 ) -> list[Candidate]:
     """The text right before and right after `span` (`sides`: at most `chars` each, on a paged text within
-    its page unless the passage reaches the page's edge), nearest first, less what the episode already
-    delivered: what "around this passage" means, whatever the passages are."""
+    its pages), nearest first, less what the episode already delivered: what "around this passage" means,
+    whatever the passages are."""
     text = parsed.artifact.text
     start, end = span
     (before, _), (_, after) = sides(parsed, span, chars)

@@ -30,8 +30,9 @@ def sides(parsed: ParsedArtifact, span: tuple[int, int], chars: int) -> tuple[tu
     if first is None or last is None:
         return (before, start), (end, after)
     page_start, page_end = lines.page_span(first)[0], lines.page_span(last)[1]
-    # A page opens at its form feed, at a line's start, and its last line ends at page_end.
-    return (max(before, page_start), start), (end, min(after, page_end))
+    # A page opens at its form feed, at a line's start, and its last line ends at page_end (a passage may
+    # take in the newline after it: then nothing follows it on its page).
+    return (min(start, max(before, page_start)), start), (end, max(end, min(after, page_end)))
 
 
 def _boundary(text: str, at: int, *, forward: bool, limit: int) -> int:

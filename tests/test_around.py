@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sparseread_mcp import ReadEngine, Settings
-from sparseread_mcp.protocol.around import sides
+from sparseread_mcp.protocol.around import bounds_around
 
 _line = st.text(alphabet="abc xyz 0123456789.,", min_size=0, max_size=90)
 _page = st.lists(_line, min_size=1, max_size=30).map("\n".join)
@@ -29,8 +29,7 @@ def test_around_stays_within_its_share_and_on_the_passages_pages(
     with tempfile.TemporaryDirectory() as root:
         (Path(root) / "doc.txt").write_text(text)
         parsed = ReadEngine(Settings(roots=(Path(root),))).open("doc.txt")
-    (before, at), (to, after) = sides(parsed, (start, end), chars)
-    assert (at, to) == (start, end)
+    before, after = bounds_around(parsed, (start, end), chars)
     assert 0 <= start - before <= chars and 0 <= after - end <= chars
     lines = parsed.lines
     if lines.page_count:

@@ -18,7 +18,7 @@ from ..models import Intent, Slot, Verification
 from ..readers.base import ParsedArtifact
 from ..select.figures import page_of_figures
 from ..vocabulary import ExposureForm
-from .around import AROUND_CHARS, sides
+from .around import AROUND_CHARS, bounds_around
 from .claims import decide
 from .coverage import FOUND_SUPPORT, GOAL_SLOT, PARTIAL_SUPPORT, slot_weights, support
 from .intents import query_for
@@ -244,12 +244,12 @@ def refine(
 def beside(
     parsed: ParsedArtifact, episode: Episode, span: tuple[int, int], slots: list[Slot], *, chars: int
 ) -> list[Candidate]:
-    """The text right before and right after `span` (`sides`: at most `chars` each, on a paged text within
-    its pages), nearest first, less what the episode already delivered: what "around this passage" means,
-    whatever the passages are."""
+    """The text right before and right after `span` (`bounds_around`: at most `chars` each, on a paged
+    text within its pages), nearest first, less what the episode already delivered: what "around this
+    passage" means, whatever the passages are."""
     text = parsed.artifact.text
     start, end = span
-    (before, _), (_, after) = sides(parsed, span, chars)
+    before, after = bounds_around(parsed, span, chars)
     out = []
     for s, e in (*_undelivered(text, episode, before, start), *_undelivered(text, episode, end, after)):
         out.append(Candidate(start=s, end=e, score=0.0, slots=tag_slots(text[s:e], slots)))

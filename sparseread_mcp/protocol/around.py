@@ -19,20 +19,20 @@ from ..readers.base import ParsedArtifact
 AROUND_CHARS = 1_000
 
 
-def sides(parsed: ParsedArtifact, span: tuple[int, int], chars: int) -> tuple[tuple[int, int], tuple[int, int]]:
-    """The spans before and after `span`: at most `chars` each, at line (or word) boundaries, within the
-    passage's pages on a paged text."""
+def bounds_around(parsed: ParsedArtifact, span: tuple[int, int], chars: int) -> tuple[int, int]:
+    """Where the text before `span` begins and where the text after it ends: at most `chars` from it on each
+    side, at line (or word) boundaries, within the passage's pages on a paged text."""
     text, lines = parsed.artifact.text, parsed.lines
     start, end = span
     before = _boundary(text, max(0, start - chars), forward=True, limit=start)
     after = _boundary(text, min(len(text), end + chars), forward=False, limit=end)
     first, last = lines.page_of(start), lines.page_of(max(start, end - 1))
     if first is None or last is None:
-        return (before, start), (end, after)
+        return before, after
     page_start, page_end = lines.page_span(first)[0], lines.page_span(last)[1]
     # A page opens at its form feed, at a line's start, and its last line ends at page_end (a passage may
     # take in the newline after it: then nothing follows it on its page).
-    return (min(start, max(before, page_start)), start), (end, max(end, min(after, page_end)))
+    return min(start, max(before, page_start)), max(end, min(after, page_end))
 
 
 def _boundary(text: str, at: int, *, forward: bool, limit: int) -> int:

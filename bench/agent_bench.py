@@ -530,9 +530,10 @@ def main(argv: list[str] | None = None) -> Json:
     )
     parser.add_argument(
         "--around",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
         help="read around a received passage whose evidence runs on past its edge (refine with its pointer as "
-        "target) before plain refines",
+        "target) before plain refines (default: on for the agents that follow SKILL.md, --stop skill and "
+        "skill-held, which says to; off for the others)",
     )
     parser.add_argument("--budget-tokens", type=int, help="budget_tokens of each call (default: the server's)")
     parser.add_argument("--first-budget", type=int, help="budget_tokens of the first read only (an experiment)")
@@ -554,7 +555,7 @@ def main(argv: list[str] | None = None) -> Json:
         sparse_share=args.sparse_share,
         sparse_reads=args.sparse_reads,
         fallback=not args.no_fallback,
-        around=args.around,
+        around=args.stop in SKILL_AGENTS if args.around is None else args.around,
     )
     settings = Settings.from_env()
     counter = TokenCounter(settings.tokenizer, margin=settings.token_margin)

@@ -530,11 +530,13 @@ def main(argv: list[str] | None = None) -> Json:
     )
     parser.add_argument(
         "--around",
-        action=argparse.BooleanOptionalAction,
+        action="store_const",
+        const=True,
         help="read around a received passage whose evidence runs on past its edge (refine with its pointer as "
         "target) before plain refines (default: on for the agents that follow SKILL.md, --stop skill and "
         "skill-held, which says to; off for the others)",
     )
+    parser.add_argument("--no-around", dest="around", action="store_const", const=False, help="plain refines only")
     parser.add_argument("--budget-tokens", type=int, help="budget_tokens of each call (default: the server's)")
     parser.add_argument("--first-budget", type=int, help="budget_tokens of the first read only (an experiment)")
     parser.add_argument(

@@ -295,7 +295,9 @@ CURVE: dict[str, float | None] = {
     "0.5": 0.5,
     "0": 0.0,
 }
-MASKS = (1, 2, 3, 5, 10, 20)
+#: K=0 hides every result: the most that any compactor which shortens only tool results can save (the system
+#: prompt, the user's words and the agent's own messages are sent whole), at what retention.
+MASKS = (0, 1, 2, 3, 5, 10, 20)
 CLOSED_MASKS = (1, 2, 3)
 
 
@@ -402,7 +404,8 @@ def main() -> None:
             f"## Compaction every {every} assistant turns (closed loop)",
             "",
             f"{count} runs in {len(families)} families; wall {time.monotonic() - started:.0f} s. Each cell: "
-            "replay tokens vs none / mean retention (strict) / worst run's retention.",
+            "replay tokens vs none / mean retention (strict) / worst run's retention. `mask K=0` (every result "
+            "hidden) is the ceiling of any compactor that shortens only tool results.",
             "",
             *markdown(table, names),
             "",

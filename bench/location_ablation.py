@@ -48,7 +48,7 @@ from bench.location_periods import session_rows
 from bench.sentence_windows import focus_in_sentences
 from sparseread_mcp import Settings
 from sparseread_mcp.engine import ReadEngine, ReadRequest
-from sparseread_mcp.locate import LocatorSet, bm25, build_query, concepts
+from sparseread_mcp.locate import LocatorSet, bm25, build_query, concepts, dense
 from sparseread_mcp.locate import base as locate_base
 from sparseread_mcp.locate.exposure import plan_exposure
 from sparseread_mcp.locate.terms import STOPWORDS
@@ -359,13 +359,14 @@ def variants(semantic: bool) -> list[Variant]:
             )
             for form in ("context", "snippets")
         ]
-        found.append(
+        found += [
             Variant(
-                "reranker: e5-small fused into the shipped policy",
-                patches=[E5_AS_HYBRID, HYBRID_IN_POLICY],
+                "reranker: e5-small fused into the shipped policy" + (f", dense weight {w:g}" if w != 1 else ""),
+                patches=[E5_AS_HYBRID, HYBRID_IN_POLICY, (dense, "DENSE_WEIGHT", w)],
                 sets=(*LONG, PDF),
             )
-        )
+            for w in (1.0, 0.5, 0.25)
+        ]
     return found
 
 

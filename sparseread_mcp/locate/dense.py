@@ -34,6 +34,8 @@ FULL_ENCODE_PASSAGES = 256
 CANDIDATES = 64
 #: Reciprocal rank fusion constant (Cormack et al. 2009): damps the weight of the very top ranks.
 RRF_K = 60
+#: The dense ranking's weight in the fusion, against BM25's 1 (benches vary it; 1 is plain reciprocal rank).
+DENSE_WEIGHT = 1.0
 _STATE_KEY = "dense.vectors"
 
 
@@ -208,9 +210,9 @@ class HybridLocator(DenseLocator):
         scores = self.similarities(parsed, query, indexes)
         dense = sorted(zip(indexes, scores.tolist(), strict=True), key=lambda pair: (-pair[1], pair[0]))
         fused: dict[int, float] = {}
-        for ranking in (lexical[: max(CANDIDATES, len(indexes))], dense):
+        for ranking, weight in ((lexical[: max(CANDIDATES, len(indexes))], 1.0), (dense, DENSE_WEIGHT)):
             for rank, (index, _) in enumerate(ranking):
-                fused[index] = fused.get(index, 0.0) + 1.0 / (RRF_K + rank + 1)
+                fused[index] = fused.get(index, 0.0) + weight / (RRF_K + rank + 1)
         for index in needle_hits(parsed, query):
             fused[index] = fused.get(index, 0.0) + 1.0  # an exact needle outranks any statistical match
         best = max(fused.values(), default=1.0)

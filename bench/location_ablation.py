@@ -365,7 +365,7 @@ def variants(semantic: bool) -> list[Variant]:
                 patches=[E5_AS_HYBRID, HYBRID_IN_POLICY, (dense, "DENSE_WEIGHT", w)],
                 sets=(*LONG, PDF),
             )
-            for w in (1.0, 0.5, 0.25)
+            for w in (1.0, 0.5, 0.25, 0.1)
         ]
     return found
 

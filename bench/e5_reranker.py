@@ -66,7 +66,8 @@ class E5HybridLocator(HybridLocator):
 
     def __init__(self, model: str = MODEL, cache_dir: Path | None = None) -> None:
         self.embedder = E5Embedder()  # type: ignore[assignment]
-        # Vectors kept on disk between variants of one run (the first variant pays the cold encodings).
+        # Vectors kept on disk between variants and runs: only the first pays the cold encodings (remove the
+        # folder to time them again).
         self.cache_dir = Path(tempfile.gettempdir()) / "sparseread-bench-e5"
         self.lexical = Bm25Locator()
 

@@ -180,11 +180,12 @@ class AgentRun:
         if "exposure" not in pack:  # a verdict alone: nothing delivered, nothing charged
             self.decisions.append("native_fit" if "scope" not in pack else gate_decision(pack))
             return
-        self.decisions.append(gate_decision(pack))
+        decision = gate_decision(pack)
+        self.decisions.append(decision)
         items = pack.get("items", [])
         spans = [self._span(item) for item in items]
         (self.verify_spans if verified else self.spans).extend(spans)
-        if not verified and gate_decision(pack) not in CLOSING and "cursor" not in pack:
+        if not verified and decision not in CLOSING and "cursor" not in pack:
             self.anchors += [(span, item["pointer"].split("#", 1)[-1]) for span, item in zip(spans, items, strict=True)]
         exposure = pack["exposure"]  # the wire's compact ledger: chars, E, L, full_chars; an absent count is 0
         # The answer that opens an episode's ledger says its id and L; the ones after it (the same goal on

@@ -23,6 +23,7 @@ import numpy as np
 from sparseread_mcp.locate import LocatorSet
 from sparseread_mcp.locate.base import Query
 from sparseread_mcp.locate.bm25 import Bm25Locator
+from sparseread_mcp.locate.context import heading_vocabulary
 from sparseread_mcp.locate.dense import HybridLocator, _words
 from sparseread_mcp.readers.base import ParsedArtifact
 from sparseread_mcp.select.configuration import Configuration
@@ -82,22 +83,56 @@ class E5HybridLocator(HybridLocator):
         return scores
 
 
+class E5ScoreFusion(E5HybridLocator):
+    """BM25's own scores (titles, heading vocabulary and needles included, scaled to its best) plus E5's
+    similarity over the same candidates (scaled to 0..1 among them) times `weight`. Reciprocal rank keeps
+    only BM25's order, so a passage that the heading vocabulary lifts far ahead sits one rank ahead; added
+    scores keep how far."""
+
+    def __init__(self, weight: float) -> None:
+        super().__init__()
+        self.weight = weight
+
+    def rank(self, parsed: ParsedArtifact, query: Query) -> list[tuple[int, float]]:
+        indexes, lexical = self.candidates(parsed, query)
+        if not _words(query) or not indexes:
+            return lexical
+        best = max((score for _, score in lexical), default=0.0) or 1.0
+        fused = {index: score / best for index, score in lexical}
+        scores = self.similarities(parsed, query, indexes)
+        low, high = float(scores.min()), float(scores.max())
+        spread = (high - low) or 1.0
+        for index, score in zip(indexes, scores.tolist(), strict=True):
+            fused[index] = fused.get(index, 0.0) + self.weight * (score - low) / spread
+        top = max(fused.values())
+        return sorted(((i, s / top) for i, s in fused.items()), key=lambda pair: (-pair[1], pair[0]))
+
+
 _shipped_get = LocatorSet.get
 
 
-def _get_with_e5(self: LocatorSet, name: str) -> Any:
-    """`LocatorSet.get` with "hybrid" answered by the E5 hybrid (built once per locator set)."""
-    if name != "hybrid":
-        return _shipped_get(self, name)
-    with self._lock:
-        locator = self._built.get("hybrid e5")
-        if locator is None:
-            locator = self._built["hybrid e5"] = E5HybridLocator()
-        return locator
+def _get_with(build: Any, key: str) -> Any:
+    """`LocatorSet.get` with "hybrid" answered by `build()` (built once per locator set)."""
+
+    def get(self: LocatorSet, name: str) -> Any:
+        if name != "hybrid":
+            return _shipped_get(self, name)
+        with self._lock:
+            locator = self._built.get(key)
+            if locator is None:
+                locator = self._built[key] = build()
+            return locator
+
+    return get
 
 
 #: A variant's patch: every "hybrid" location in its run is the E5 one.
-E5_AS_HYBRID = (LocatorSet, "get", _get_with_e5)
+E5_AS_HYBRID = (LocatorSet, "get", _get_with(E5HybridLocator, "hybrid e5"))
+
+
+def e5_scores_added(weight: float) -> tuple[Any, str, Any]:
+    """A variant's patch: every "hybrid" location is BM25's scores plus E5's at `weight`."""
+    return (LocatorSet, "get", _get_with(lambda: E5ScoreFusion(weight), f"hybrid e5 scores {weight}"))
 
 
 _policy_choose = Policy.choose
@@ -115,3 +150,15 @@ def _choose_with_hybrid(self: Policy, parsed: Any, intent: Any, *, multi_file: b
 
 #: A variant's patch: wherever the shipped policy ranks with BM25, it ranks with the hybrid instead.
 HYBRID_IN_POLICY = (Policy, "choose", _choose_with_hybrid)
+
+
+def _choose_hybrid_on_prose(self: Policy, parsed: Any, intent: Any, *, multi_file: bool = False) -> Choice:
+    """The hybrid in the shipped policy only where the document is plain prose: not paged and without a
+    heading vocabulary, the two structures the shipped BM25 reads and a fusion dilutes."""
+    if parsed.lines.page_count or heading_vocabulary(parsed):
+        return _policy_choose(self, parsed, intent, multi_file=multi_file)
+    return _choose_with_hybrid(self, parsed, intent, multi_file=multi_file)
+
+
+#: A variant's patch: `HYBRID_IN_POLICY` on plain prose only.
+HYBRID_ON_PROSE = (Policy, "choose", _choose_hybrid_on_prose)

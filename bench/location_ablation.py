@@ -5,6 +5,9 @@ Not a test. Run:  nice python -m bench.location_ablation [--data ../shared/data]
 Per question a fresh session of the library engine (`ReadEngine.read`, action `focus`, the question as the
 goal; native fit off, so every set is read sparsely) answers at the live focus exposure (1,500 characters
 whatever the passage size), and one thing changes at a time against the shipped defaults:
+- every question of the long articles also asked in other words, blind to the text (bench/paraphrased.py),
+  lightly reworded and with every common word changed: their own columns and a long macro with each in
+  place of the articles, outside the issue's macros;
 - passage granularity: sentences (200-character passages), sentence windows (sentences grown by their
   neighbours, `context`), the shipped 500 and paragraphs (1,000), on the paragraph and the one-line copy
   of the long articles;
@@ -42,9 +45,10 @@ from typing import Any
 
 from bench import e5_reranker
 from bench.ablation_bench import patched
-from bench.e5_reranker import E5_AS_HYBRID, HYBRID_IN_POLICY
+from bench.e5_reranker import E5_AS_HYBRID, HYBRID_IN_POLICY, HYBRID_ON_PROSE, e5_scores_added
 from bench.location_candidates import candidate_rows, held_out, row_name
 from bench.location_periods import session_rows
+from bench.paraphrased import PARAPHRASED, paraphrases
 from bench.sentence_windows import focus_in_sentences
 from sparseread_mcp import Settings
 from sparseread_mcp.engine import ReadEngine, ReadRequest
@@ -66,6 +70,8 @@ FOCUS_CHARS = 1_500
 SETS: tuple[tuple[str, str, str | None], ...] = (
     ("articles", "articles", ".txt"),
     ("articles one-line", "articles", ".oneline.txt"),
+    ("articles reworded", "articles", ".txt"),
+    ("articles other words", "articles", ".txt"),
     ("contracts", "contracts", None),
     ("financebench", "financebench", None),
     ("financebench pdf", "financebench", ".pdf"),
@@ -73,7 +79,7 @@ SETS: tuple[tuple[str, str, str | None], ...] = (
     ("fetaqa", "fetaqa", None),
 )
 PDF = "financebench pdf"
-LONG = ("articles", "articles one-line", "contracts", "financebench")
+LONG = ("articles", "articles one-line", *PARAPHRASED, "contracts", "financebench")
 Json = dict[str, Any]
 
 
@@ -104,10 +110,15 @@ class Variant:
 
 def load(data: Path, limit: int | None) -> list[Row]:
     rows: list[Row] = []
+    rewrites = {name: paraphrases(path) for name, path in PARAPHRASED.items() if path.exists()}
     for column, folder, suffix in SETS:
         lines = (data / folder / "questions.jsonl").read_text().splitlines()
         for line in lines[:limit]:
             raw = json.loads(line)
+            if column in PARAPHRASED:
+                if str(raw["qid"]) not in rewrites.get(column, {}):
+                    continue
+                raw = {**raw, "question": rewrites[column][str(raw["qid"])]}
             gold = gold_spans(raw)
             doc = doc_file(data / folder, raw) if suffix is None else f"docs/{raw['doc_id']}{suffix}"
             if suffix == ".pdf":
@@ -367,6 +378,29 @@ def variants(semantic: bool) -> list[Variant]:
             )
             for w in (1.0, 0.5, 0.25, 0.1)
         ]
+        found += [
+            Variant(
+                f"reranker: e5-small added to the shipped policy's BM25 scores, weight {w:g}",
+                patches=[e5_scores_added(w), HYBRID_IN_POLICY],
+                sets=(*LONG, PDF),
+            )
+            for w in (0.1, 0.2, 0.35, 0.5)
+        ]
+        found += [
+            Variant(
+                "reranker: e5-small fused into the shipped policy on plain prose (unpaged, no heading vocabulary)"
+                + (f", dense weight {w:g}" if w != 1 else ""),
+                patches=[E5_AS_HYBRID, HYBRID_ON_PROSE, (dense, "DENSE_WEIGHT", w)],
+            )
+            for w in (1.0, 0.5)
+        ]
+    if semantic:
+        found.append(
+            Variant(
+                "reranker: MiniLM-L6 fused into the shipped policy on plain prose (unpaged, no heading vocabulary)",
+                patches=[HYBRID_ON_PROSE],
+            )
+        )
     return found
 
 
@@ -398,13 +432,16 @@ def summary(results: list[Json]) -> Json:
     return out
 
 
-def long_macro(row: dict[str, Json]) -> tuple[float, float] | None:
+def long_macro(
+    row: dict[str, Json], articles: tuple[str, ...] = ("articles", "articles one-line")
+) -> tuple[float, float] | None:
+    """Articles (their columns averaged into one set), contracts and FinanceBench: hit and median chars."""
     parts = []
-    if "articles" in row and "articles one-line" in row:
+    if all(a in row for a in articles):
         parts.append(
             (
-                statistics.mean([row["articles"]["hit"], row["articles one-line"]["hit"]]),
-                statistics.mean([row["articles"]["chars"], row["articles one-line"]["chars"]]),
+                statistics.mean([row[a]["hit"] for a in articles]),
+                statistics.mean([row[a]["chars"] for a in articles]),
             )
         )
     parts += [(row[s]["hit"], row[s]["chars"]) for s in ("contracts", "financebench") if s in row]
@@ -417,8 +454,12 @@ def report(table: dict[str, dict[str, Json]]) -> list[str]:
     columns = [c for c, _, _ in SETS if any(c in row for row in table.values())]
     sizes = {c: max(row[c]["n"] for row in table.values() if c in row) for c in columns}
     lines = [
-        "| variant | " + " | ".join(f"{c} ({sizes[c]})" for c in columns) + " | long macro | macro (all) | ms/q |",
-        "|---" * (len(columns) + 4) + "|",
+        "| variant | "
+        + " | ".join(f"{c} ({sizes[c]})" for c in columns)
+        + " | long macro | "
+        + " | ".join(f"long macro, {name}" for name in PARAPHRASED)
+        + " | macro (all) | ms/q |",
+        "|---" * (len(columns) + 4 + len(PARAPHRASED)) + "|",
     ]
     for name, row in table.items():
         cells = []
@@ -431,12 +472,14 @@ def report(table: dict[str, dict[str, Json]]) -> list[str]:
                 continue
             page = f" (page {row[c]['page']:.0f}%)" if "page" in row[c] and c != "articles" else ""
             cells.append(f"{row[c]['hit']:.1f}% @ {row[c]['chars']:,.0f}{page}")
-        lm = long_macro(row)
-        long_cell = f"{lm[0]:.1f}% @ {lm[1]:,.0f}" if lm else ""
-        present = [row[c] for c in columns if c in row and c != PDF]
-        macro = f"{statistics.mean(r['hit'] for r in present):.1f}%"
-        ms = statistics.median(r["ms"] for r in present)
-        lines.append(f"| {name} | " + " | ".join(cells) + f" | {long_cell} | {macro} | {ms:.0f} |")
+        long_cells = []
+        for articles in (("articles", "articles one-line"), *((name,) for name in PARAPHRASED)):
+            lm = long_macro(row, articles)
+            long_cells.append(f"{lm[0]:.1f}% @ {lm[1]:,.0f}" if lm else "")
+        present = [row[c] for c in columns if c in row and c != PDF and c not in PARAPHRASED]
+        macro = f"{statistics.mean(r['hit'] for r in present):.1f}%" if present else ""
+        ms = statistics.median(r["ms"] for c, r in row.items() if c != PDF)
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {' | '.join(long_cells)} | {macro} | {ms:.0f} |")
     return lines
 
 

@@ -45,7 +45,14 @@ from typing import Any
 
 from bench import e5_reranker
 from bench.ablation_bench import patched
-from bench.e5_reranker import E5_AS_HYBRID, HYBRID_IN_POLICY, HYBRID_ON_PROSE, e5_scores_added
+from bench.e5_reranker import (
+    E5_AS_HYBRID,
+    E5_SCORES_ADDED,
+    HYBRID_IN_POLICY,
+    HYBRID_ON_PROSE,
+    MINILM_AS_HYBRID,
+    NO_PROSE_ROUTE,
+)
 from bench.location_candidates import candidate_rows, held_out, row_name
 from bench.location_periods import session_rows
 from bench.paraphrased import PARAPHRASED, paraphrases
@@ -312,6 +319,11 @@ def variants(semantic: bool) -> list[Variant]:
     contract_free = ("articles", "articles one-line", "financebench", "tatqa", "fetaqa")
     found = [
         Variant("shipped defaults (the policy's choice)"),
+        *(
+            [Variant("shipped defaults without the e5 extra (BM25 on plain prose)", patches=[NO_PROSE_ROUTE])]
+            if e5_reranker.available()
+            else []
+        ),
         Variant("glossary and clause list on (the defaults before issue 33)", patches=[lists_on]),
         Variant("passages: sentences (200) x snippets", 200, "bm25 x snippets"),
         Variant("passages: sentence windows (200) x context", 200, "bm25 x context"),
@@ -356,9 +368,20 @@ def variants(semantic: bool) -> list[Variant]:
     ]
     if semantic:
         found += [
-            Variant("reranker: hybrid MiniLM-L6 x context", configuration="hybrid x context", sets=(*LONG, PDF)),
-            Variant("reranker: hybrid MiniLM-L6 x snippets", configuration="hybrid x snippets", sets=(*LONG, PDF)),
-            Variant("reranker: MiniLM-L6 fused into the shipped policy", patches=[HYBRID_IN_POLICY], sets=(*LONG, PDF)),
+            Variant(
+                f"reranker: hybrid MiniLM-L6 x {form}",
+                configuration=f"hybrid x {form}",
+                patches=[MINILM_AS_HYBRID],
+                sets=(*LONG, PDF),
+            )
+            for form in ("context", "snippets")
+        ]
+        found += [
+            Variant(
+                "reranker: MiniLM-L6 fused into the shipped policy",
+                patches=[MINILM_AS_HYBRID, NO_PROSE_ROUTE, HYBRID_IN_POLICY],
+                sets=(*LONG, PDF),
+            ),
         ]
     if e5_reranker.available():
         found += [
@@ -381,7 +404,7 @@ def variants(semantic: bool) -> list[Variant]:
         found += [
             Variant(
                 f"reranker: e5-small added to the shipped policy's BM25 scores, weight {w:g}",
-                patches=[e5_scores_added(w), HYBRID_IN_POLICY],
+                patches=[E5_SCORES_ADDED, (dense, "SCORE_WEIGHT", w), HYBRID_IN_POLICY],
                 sets=(*LONG, PDF),
             )
             for w in (0.1, 0.2, 0.35, 0.5)
@@ -394,11 +417,19 @@ def variants(semantic: bool) -> list[Variant]:
             )
             for w in (1.0, 0.5)
         ]
+        found += [
+            Variant(
+                "reranker: e5-small added to BM25's scores on plain prose (unpaged, no heading vocabulary), "
+                f"weight {w:g}",
+                patches=[E5_SCORES_ADDED, (dense, "SCORE_WEIGHT", w), HYBRID_ON_PROSE],
+            )
+            for w in (0.35, 0.5, 0.75)
+        ]
     if semantic:
         found.append(
             Variant(
                 "reranker: MiniLM-L6 fused into the shipped policy on plain prose (unpaged, no heading vocabulary)",
-                patches=[HYBRID_ON_PROSE],
+                patches=[MINILM_AS_HYBRID, NO_PROSE_ROUTE, HYBRID_ON_PROSE],
             )
         )
     return found
@@ -506,6 +537,8 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, Json]]:
     ]
     if args.served:
         chosen.append(Variant(SERVED))
+        if e5_reranker.available():
+            chosen.append(Variant(f"{SERVED}, without the e5 extra", patches=[NO_PROSE_ROUTE]))
     for variant in chosen:
         if variant.name in table:
             continue

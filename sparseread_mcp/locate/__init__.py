@@ -10,8 +10,20 @@ from ..errors import ConfigError
 from ..vocabulary import LocationMethod
 from .base import Locator, Query, build_query, needle_hits
 from .bm25 import Bm25Locator
-from .dense import DEFAULT_MODEL, DenseLocator, HybridLocator, semantic_available
+from .dense import DEFAULT_MODEL, DenseLocator, HybridLocator, ScoredHybridLocator, semantic_available
+from .e5 import E5_MODEL, E5Embedder, e5_available
 from .lexical import LexicalLocator
+
+#: The model setting's default: E5 where the `e5` extra is installed, else MiniLM-L6 (the `semantic` extra).
+AUTO_MODEL = "auto"
+
+
+def resolve_semantic_model(name: str) -> str:
+    """The model a setting names; `auto` picks E5 when its extra is installed."""
+    if name != AUTO_MODEL:
+        return name
+    return E5_MODEL if e5_available() else DEFAULT_MODEL
+
 
 #: Methods that need the `semantic` extra.
 SEMANTIC_METHODS: tuple[LocationMethod, ...] = ("dense", "hybrid")
@@ -21,10 +33,12 @@ _PLAIN: dict[str, Callable[[], Locator]] = {"bm25": Bm25Locator, "lexical": Lexi
 class LocatorSet:
     """Every method this installation can run, each built once on first use."""
 
-    def __init__(self, *, semantic_model: str = DEFAULT_MODEL, cache_dir: Path | None = None) -> None:
-        self.semantic_model = semantic_model
+    def __init__(self, *, semantic_model: str = AUTO_MODEL, cache_dir: Path | None = None) -> None:
+        self.semantic_model = resolve_semantic_model(semantic_model)
         self.cache_dir = cache_dir
-        self.semantic = semantic_available()
+        #: Dense and hybrid run on E5 (the `e5` extra); else on sentence-transformers (the `semantic` extra).
+        self.e5 = self.semantic_model == E5_MODEL
+        self.semantic = e5_available() if self.e5 else semantic_available()
         self._built: dict[str, Locator] = {}
         self._lock = threading.Lock()
 
@@ -37,8 +51,11 @@ class LocatorSet:
             locator = self._built.get(name)
             if locator is None:
                 if name in SEMANTIC_METHODS:
-                    factory = DenseLocator if name == "dense" else HybridLocator
-                    locator = factory(self.semantic_model, self.cache_dir)  # ConfigError without the extra
+                    # E5's hybrid adds its similarity to BM25's scores; MiniLM-L6's fuses by rank, as measured.
+                    hybrid = ScoredHybridLocator if self.e5 else HybridLocator
+                    factory = DenseLocator if name == "dense" else hybrid
+                    embedder = E5Embedder() if self.e5 else None  # ConfigError without the extra
+                    locator = factory(self.semantic_model, self.cache_dir, embedder=embedder)
                 elif name in _PLAIN:
                     locator = _PLAIN[name]()
                 else:
@@ -48,4 +65,14 @@ class LocatorSet:
             return locator
 
 
-__all__ = ["SEMANTIC_METHODS", "Locator", "LocatorSet", "Query", "build_query", "needle_hits", "semantic_available"]
+__all__ = [
+    "AUTO_MODEL",
+    "SEMANTIC_METHODS",
+    "Locator",
+    "LocatorSet",
+    "Query",
+    "build_query",
+    "needle_hits",
+    "resolve_semantic_model",
+    "semantic_available",
+]

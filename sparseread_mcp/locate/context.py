@@ -90,6 +90,17 @@ def heading_vocabulary(parsed: ParsedArtifact) -> frozenset[str]:
     return vocabulary
 
 
+#: Artifact types whose text is written to be read in order: prose, when no structure says otherwise.
+_PROSE_TYPES = frozenset({"text", "markdown", "html"})
+
+
+def plain_prose(parsed: ParsedArtifact) -> bool:
+    """Text without the two structures BM25 is given here (a page's place, a heading vocabulary): where the
+    words of a question asked in other words are all BM25 has, and a dense half adds meaning. A fusion with a
+    dense ranking dilutes both structures (contracts 56.0 -> 45.1%, FinanceBench pages 72.5 -> 56.9%)."""
+    return parsed.type in _PROSE_TYPES and not parsed.lines.page_count and not heading_vocabulary(parsed)
+
+
 def _page_titles(parsed: ParsedArtifact) -> list[str]:
     lines, text = parsed.lines, parsed.artifact.text
     by_page: dict[int | None, str] = {}

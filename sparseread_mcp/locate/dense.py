@@ -1,4 +1,5 @@
-"""Dense and hybrid location with the optional `semantic` extra (sentence-transformers).
+"""Dense and hybrid location: E5 with the `e5` extra (locate/e5.py), else sentence-transformers with the
+`semantic` extra.
 
 Encoding is the cost: a small model encodes a few dozen 500-character passages per second on two CPU
 cores, so a long document is never encoded whole on a request. Artifacts with at most
@@ -15,11 +16,13 @@ import io
 import logging
 import os
 import threading
+import time
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
+from .. import deadline
 from ..commands.install import extra_hint
 from ..errors import ConfigError
 from ..files.atomicfile import write_atomically
@@ -36,6 +39,16 @@ CANDIDATES = 64
 RRF_K = 60
 #: The dense ranking's weight in the fusion, against BM25's 1 (benches vary it; 1 is plain reciprocal rank).
 DENSE_WEIGHT = 1.0
+#: E5's similarity (0..1 over the candidates) added to BM25's scores (its best is 1): chosen on the development
+#: articles in four wordings and TAT-QA (0.35, 0.5 and 0.75 each beat BM25 alone on every one of them; 0.5 is
+#: the middle; bench/results/issue33_location.md, session 27).
+SCORE_WEIGHT = 0.5
+#: Seconds one call may spend encoding passages (E5 encodes about 12 passages of 500 characters a second on two
+#: cores): a long document's first read ranks what was encoded in time and BM25 alone the rest; later calls
+#: go on, and the vectors are kept.
+ENCODE_SECONDS = 10.0
+ENCODE_BATCH = 8
+_ENCODING = "encoding"
 _STATE_KEY = "dense.vectors"
 
 
@@ -105,11 +118,27 @@ class Embedder:
         vectors = self._model().encode(texts, batch_size=32, normalize_embeddings=True, show_progress_bar=False)
         return np.asarray(vectors, dtype=np.float32)
 
+    def encode_query(self, text: str) -> np.ndarray:
+        """A symmetric model encodes a query as any other text."""
+        vector: np.ndarray = self.encode([text])[0]
+        return vector
+
+
+class TextEncoder(Protocol):
+    """What a dense locator needs of a model: passages and queries as L2-normalised float32 vectors."""
+
+    model_name: str
+    model_id: str
+
+    def encode(self, texts: list[str]) -> np.ndarray: ...
+
+    def encode_query(self, text: str) -> np.ndarray: ...
+
 
 class PassageVectors:
     """Vectors of one parsed artifact's passages, filled on demand and mirrored to disk."""
 
-    def __init__(self, parsed: ParsedArtifact, embedder: Embedder, cache_dir: Path | None) -> None:
+    def __init__(self, parsed: ParsedArtifact, embedder: TextEncoder, cache_dir: Path | None) -> None:
         self.parsed = parsed
         self.embedder = embedder
         self.vectors: dict[int, np.ndarray] = {}
@@ -154,14 +183,33 @@ class PassageVectors:
                 self._save()
             return np.stack([self.vectors[i] for i in indexes]) if indexes else np.zeros((0, 0), np.float32)
 
+    def within(self, indexes: list[int], seconds: float) -> list[int]:
+        """Encode the missing passages in order, a batch at a time, until `seconds` are spent; the indexes
+        that now have vectors, in the order given. What is left is encoded by later calls (and kept)."""
+        started = time.monotonic()
+        with self.lock:
+            missing = [i for i in indexes if i not in self.vectors]
+            for first in range(0, len(missing), ENCODE_BATCH):
+                if time.monotonic() - started >= seconds:
+                    break
+                batch = missing[first : first + ENCODE_BATCH]
+                texts = [self.parsed.text_of(self.parsed.passages[i]) for i in batch]
+                for index, vector in zip(batch, self.embedder.encode(texts), strict=True):
+                    self.vectors[index] = vector
+            if missing:
+                self._save()
+            return [i for i in indexes if i in self.vectors]
+
 
 class DenseLocator:
     """Cosine similarity of the query and passage embeddings (over the candidates on long artifacts)."""
 
     name = "dense"
 
-    def __init__(self, model: str = DEFAULT_MODEL, cache_dir: Path | None = None) -> None:
-        self.embedder = Embedder(model)
+    def __init__(
+        self, model: str = DEFAULT_MODEL, cache_dir: Path | None = None, *, embedder: TextEncoder | None = None
+    ) -> None:
+        self.embedder: TextEncoder = embedder or Embedder(model)
         self.cache_dir = cache_dir
         self.lexical = Bm25Locator()
 
@@ -186,7 +234,7 @@ class DenseLocator:
         if not indexes or not text:
             return np.zeros(len(indexes))
         matrix = self.vectors(parsed).of(indexes)
-        scores: np.ndarray = matrix @ self.embedder.encode([text])[0]
+        scores: np.ndarray = matrix @ self.embedder.encode_query(text)
         return scores
 
     def rank(self, parsed: ParsedArtifact, query: Query) -> list[tuple[int, float]]:
@@ -217,6 +265,45 @@ class HybridLocator(DenseLocator):
             fused[index] = fused.get(index, 0.0) + 1.0  # an exact needle outranks any statistical match
         best = max(fused.values(), default=1.0)
         return sorted(((i, s / best) for i, s in fused.items()), key=lambda pair: (-pair[1], pair[0]))
+
+
+class ScoredHybridLocator(HybridLocator):
+    """BM25's own scores (titles, heading vocabulary and needles included, scaled to its best) plus the dense
+    similarity over the same candidates (scaled to 0..1 among them) times `SCORE_WEIGHT`: E5's fusion.
+
+    Reciprocal rank keeps only orders: a passage in the dense ranking's first few places scores about half the
+    best whatever its words, past the exposure's cutoff (a third of the best), so an unsure dense half sent
+    more passages (TAT-QA's median answer 712 -> 1,079 characters). Added scores keep BM25's distances: a
+    passage that shares no word with the question leads only where BM25 found nothing better. Encoding is
+    bounded per call: what was not encoded in time is ranked by BM25 alone, and encoded by the next call."""
+
+    def rank(self, parsed: ParsedArtifact, query: Query) -> list[tuple[int, float]]:
+        indexes, lexical = self.candidates(parsed, query)
+        text = _words(query)
+        if not text or not indexes:
+            return lexical
+        best = max((score for _, score in lexical), default=0.0) or 1.0
+        fused = {index: score / best for index, score in lexical}
+        # BM25's best candidates first, so a call out of encoding time (`ENCODE_SECONDS`) still has them.
+        candidates = set(indexes)
+        order = [i for i, _ in lexical if i in candidates]
+        order += sorted(candidates.difference(order))
+        started = time.monotonic()
+        encoded = self.vectors(parsed).within(order, deadline.allowance(_ENCODING, ENCODE_SECONDS))
+        if len(encoded) > 1:
+            scores = self.vectors(parsed).of(encoded) @ self.embedder.encode_query(text)
+            low, high = float(scores.min()), float(scores.max())
+            for index, score in zip(encoded, scores.tolist(), strict=True):
+                if high > low:
+                    fused[index] = fused.get(index, 0.0) + SCORE_WEIGHT * (score - low) / (high - low)
+        deadline.spend(_ENCODING, time.monotonic() - started)
+        for index in needle_hits(parsed, query):
+            fused[index] = fused.get(index, 0.0) + 1.0 + SCORE_WEIGHT  # an exact needle outranks any other match
+        top = max(fused.values(), default=0.0)
+        if top <= 0:
+            return lexical
+        ranked = ((i, s / top) for i, s in fused.items() if s > 0)
+        return sorted(ranked, key=lambda pair: (-pair[1], pair[0]))
 
 
 def _words(query: Query) -> str:

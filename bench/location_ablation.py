@@ -393,6 +393,14 @@ def variants(semantic: bool) -> list[Variant]:
             )
             for form in ("context", "snippets")
         ]
+        found.append(
+            Variant(
+                "reranker: hybrid e5-small x snippets, scores added (--location hybrid with the e5 extra)",
+                configuration="hybrid x snippets",
+                patches=[E5_SCORES_ADDED],
+                sets=(*LONG, PDF),
+            )
+        )
         found += [
             Variant(
                 "reranker: e5-small fused into the shipped policy" + (f", dense weight {w:g}" if w != 1 else ""),

@@ -229,12 +229,19 @@ class DenseLocator:
         return store
 
     def similarities(self, parsed: ParsedArtifact, query: Query, indexes: list[int]) -> np.ndarray:
-        """One cosine similarity per index (zeros when the query has no words to embed)."""
+        """One cosine similarity per index: zeros when the query has no words to embed, and for the passages
+        not encoded within the call's encoding time (`ENCODE_SECONDS`; the next call goes on)."""
         text = _words(query)
+        scores = np.zeros(len(indexes))
         if not indexes or not text:
-            return np.zeros(len(indexes))
-        matrix = self.vectors(parsed).of(indexes)
-        scores: np.ndarray = matrix @ self.embedder.encode_query(text)
+            return scores
+        started = time.monotonic()
+        encoded = set(self.vectors(parsed).within(indexes, deadline.allowance(_ENCODING, ENCODE_SECONDS)))
+        deadline.spend(_ENCODING, time.monotonic() - started)
+        places = [k for k, index in enumerate(indexes) if index in encoded]
+        if places:
+            matrix = self.vectors(parsed).of([indexes[k] for k in places])
+            scores[places] = matrix @ self.embedder.encode_query(text)
         return scores
 
     def rank(self, parsed: ParsedArtifact, query: Query) -> list[tuple[int, float]]:

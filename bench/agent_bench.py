@@ -55,6 +55,7 @@ import anyio
 from mcp import Client, StdioServerParameters
 from mcp.types import CallToolResult, TextContent
 
+from bench.paraphrased import PARAPHRASED, paraphrases
 from sparseread_mcp import ReadEngine, Settings
 from sparseread_mcp.locate.base import build_query
 from sparseread_mcp.locate.bm25 import Bm25Locator
@@ -64,9 +65,20 @@ from sparseread_mcp.tokens import TokenCounter
 from sparseread_mcp.wire import anchor_lines, gate_decision, record_of
 
 REPO = Path(__file__).resolve().parent.parent
-SETS = ("financebench", "tatqa", "fetaqa", "contracts", "articles", "articles-oneline")
+SETS = (
+    "financebench",
+    "tatqa",
+    "fetaqa",
+    "contracts",
+    "articles",
+    "articles-oneline",
+    "articles-reworded",
+    "articles-other-words",
+)
 #: A set read from another set's folder, with another file per document: the one-line copies of the articles.
 LAYOUTS = {"articles-oneline": ("articles", ".oneline.txt")}
+#: The articles' questions asked in other words (bench/paraphrased.py): same documents and gold.
+REWORDED = {"articles-reworded": "articles reworded", "articles-other-words": "articles other words"}
 #: Documents longer than this many characters are reported as long.
 LONG_CHARS = 32_000
 MODES = ("product", "sparse")
@@ -326,11 +338,13 @@ async def read_until_held(
             return
 
 
-async def run_question(docs: Path, question: Json, policy: Policy, mode: str, counter: TokenCounter) -> Json:
+async def run_question(
+    docs: Path, question: Json, policy: Policy, mode: str, counter: TokenCounter, server_env: dict[str, str]
+) -> Json:
     target = Path(question["doc_file"]).name
     text = (docs / target).read_text(encoding="utf-8")
     seen = AgentRun(text=text, counter=counter)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SPARSEREAD_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SPARSEREAD_")} | server_env
     if mode == "sparse":
         env["SPARSEREAD_NATIVE_FIT_TOKENS"] = "0"
     params = StdioServerParameters(
@@ -547,8 +561,14 @@ def main(argv: list[str] | None = None) -> Json:
         help="when the agent stops reading: once what it read covers the gold (held, the reader that knows the "
         "answer when it sees it) or once the server says every slot is found (found)",
     )
+    parser.add_argument(
+        "--semantic-model",
+        help="the servers' SPARSEREAD_SEMANTIC_MODEL (all-MiniLM-L6-v2: no E5 on plain prose where the e5 extra is "
+        "installed; default: the server's, auto)",
+    )
     parser.add_argument("--json", type=Path, help="write the numbers here")
     args = parser.parse_args(argv)
+    server_env = {"SPARSEREAD_SEMANTIC_MODEL": args.semantic_model} if args.semantic_model else {}
     policy = Policy(
         max_calls=args.max_calls,
         exposure_tokens=args.exposure_tokens,
@@ -566,9 +586,14 @@ def main(argv: list[str] | None = None) -> Json:
     questions: list[Json] = []
     for name in args.sets:
         folder, suffix = args.data / LAYOUTS.get(name, (name, ""))[0], LAYOUTS.get(name, (name, ""))[1]
+        if name in REWORDED:
+            folder = args.data / "articles"
         picked = sample(folder, args.limit, args.seed)
         if suffix:
             picked = [{**q, "doc_file": f"docs/{q['doc_id']}{suffix}"} for q in picked]
+        if name in REWORDED:
+            reworded = paraphrases(PARAPHRASED[REWORDED[name]])
+            picked = [{**q, "question": reworded[str(q["qid"])]} for q in picked]
         baseline = ReadEngine(Settings(roots=(folder / "docs",)))
         for q in picked:
             q["bm25_hit"], q["bm25_tokens"] = bm25_snippets(baseline, q, counter)
@@ -578,7 +603,7 @@ def main(argv: list[str] | None = None) -> Json:
             runs = []
             for q in picked:
                 try:
-                    runs.append(anyio.run(run_question, folder / "docs", q, policy, mode, counter))
+                    runs.append(anyio.run(run_question, folder / "docs", q, policy, mode, counter, server_env))
                 except Exception as exc:  # the server died or never started: its stderr is above
                     raise RuntimeError(f"the server failed on {name} {q['qid']} ({mode}): {exc!r}") from exc
                 print(f"  {name} {mode} {q['qid']}: {runs[-1]['tokens']:,} tokens", file=sys.stderr, flush=True)

@@ -228,20 +228,26 @@ class DenseLocator:
         assert isinstance(store, PassageVectors)
         return store
 
+    def encoded(self, parsed: ParsedArtifact, text: str, indexes: list[int]) -> tuple[list[int], np.ndarray]:
+        """The passages of `indexes` encoded within the call's encoding time (`ENCODE_SECONDS`; the next call
+        goes on), in the order given, and their cosine similarities to `text`."""
+        started = time.monotonic()
+        encoded = self.vectors(parsed).within(indexes, deadline.allowance(_ENCODING, ENCODE_SECONDS))
+        deadline.spend(_ENCODING, time.monotonic() - started)
+        if not encoded:
+            return [], np.zeros(0)
+        scores: np.ndarray = self.vectors(parsed).of(encoded) @ self.embedder.encode_query(text)
+        return encoded, scores
+
     def similarities(self, parsed: ParsedArtifact, query: Query, indexes: list[int]) -> np.ndarray:
         """One cosine similarity per index: zeros when the query has no words to embed, and for the passages
-        not encoded within the call's encoding time (`ENCODE_SECONDS`; the next call goes on)."""
+        not encoded in time (`encoded`)."""
         text = _words(query)
         scores = np.zeros(len(indexes))
-        if not indexes or not text:
-            return scores
-        started = time.monotonic()
-        encoded = set(self.vectors(parsed).within(indexes, deadline.allowance(_ENCODING, ENCODE_SECONDS)))
-        deadline.spend(_ENCODING, time.monotonic() - started)
-        places = [k for k, index in enumerate(indexes) if index in encoded]
-        if places:
-            matrix = self.vectors(parsed).of([indexes[k] for k in places])
-            scores[places] = matrix @ self.embedder.encode_query(text)
+        if indexes and text:
+            place = {index: k for k, index in enumerate(indexes)}
+            encoded, found = self.encoded(parsed, text, indexes)
+            scores[[place[index] for index in encoded]] = found
         return scores
 
     def rank(self, parsed: ParsedArtifact, query: Query) -> list[tuple[int, float]]:
@@ -295,15 +301,11 @@ class ScoredHybridLocator(HybridLocator):
         candidates = set(indexes)
         order = [i for i, _ in lexical if i in candidates]
         order += sorted(candidates.difference(order))
-        started = time.monotonic()
-        encoded = self.vectors(parsed).within(order, deadline.allowance(_ENCODING, ENCODE_SECONDS))
-        if len(encoded) > 1:
-            scores = self.vectors(parsed).of(encoded) @ self.embedder.encode_query(text)
-            low, high = float(scores.min()), float(scores.max())
+        encoded, scores = self.encoded(parsed, text, order)
+        low, high = (float(scores.min()), float(scores.max())) if encoded else (0.0, 0.0)
+        if high > low:
             for index, score in zip(encoded, scores.tolist(), strict=True):
-                if high > low:
-                    fused[index] = fused.get(index, 0.0) + SCORE_WEIGHT * (score - low) / (high - low)
-        deadline.spend(_ENCODING, time.monotonic() - started)
+                fused[index] = fused.get(index, 0.0) + SCORE_WEIGHT * (score - low) / (high - low)
         for index in needle_hits(parsed, query):
             fused[index] = fused.get(index, 0.0) + 1.0 + SCORE_WEIGHT  # an exact needle outranks any other match
         top = max(fused.values(), default=0.0)

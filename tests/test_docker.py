@@ -17,9 +17,17 @@ def test_the_base_image_is_an_argument_and_the_server_comes_from_the_wheel() -> 
     froms = [line for line in INSTRUCTIONS if line.startswith("FROM ")]
     assert froms == ["FROM ${PYTHON_IMAGE} AS wheel", "FROM ${PYTHON_IMAGE}"]
     assert "python -m build --wheel" in DOCKERFILE and "COPY --from=wheel /dist /tmp/dist" in DOCKERFILE
-    assert 'pip install --no-cache-dir "${wheel}[pdf]"' in DOCKERFILE
+    # The extras are an argument too (`--build-arg EXTRAS=pdf,e5`), the pdf extra by default.
+    assert (
+        "ARG EXTRAS=pdf" in runtime_instructions() and 'pip install --no-cache-dir "${wheel}[${EXTRAS}]"' in DOCKERFILE
+    )
     runtime = DOCKERFILE.split("FROM ${PYTHON_IMAGE}\n", 1)[1]
     assert "COPY sparseread_mcp" not in runtime  # no sources in the image, only the installed wheel
+
+
+def runtime_instructions() -> list[str]:
+    """The instructions of the second stage: a stage's ARG is visible only inside it."""
+    return INSTRUCTIONS[INSTRUCTIONS.index("FROM ${PYTHON_IMAGE}") :]
 
 
 def test_it_runs_as_a_user_over_workspace_with_http_and_a_health_check() -> None:

@@ -20,9 +20,10 @@ from test_mcp_transports import installed_command
 from sparseread_mcp import Intent, Settings
 from sparseread_mcp.files.artifacts import load_artifact
 from sparseread_mcp.files.roots import Roots
-from sparseread_mcp.locate import LocatorSet
-from sparseread_mcp.locate.dense import DEFAULT_MODEL
-from sparseread_mcp.locate.e5 import E5Embedder, e5_available
+from sparseread_mcp.locate import LocatorSet, build_query
+from sparseread_mcp.locate.bm25 import Bm25Locator
+from sparseread_mcp.locate.dense import DEFAULT_MODEL, RERANK_PASSAGES, ScoredHybridLocator
+from sparseread_mcp.locate.e5 import E5_MODEL, E5Embedder, e5_available
 from sparseread_mcp.readers.base import ParsedArtifact
 from sparseread_mcp.readers.text import TextReader
 from sparseread_mcp.select.policy import Policy
@@ -84,6 +85,36 @@ def test_plain_prose_is_ranked_by_the_e5_hybrid_and_structured_text_keeps_bm25(t
     assert minilm.configuration.method != "hybrid"
     fixed = Policy(Settings(roots=(tmp_path,), location="bm25"), LocatorSet())
     assert fixed.choose(parse(tmp_path, "prose.txt"), intent).configuration.method == "bm25"
+
+
+def test_a_long_article_encodes_only_what_bm25_ranks_best(article: Path) -> None:
+    """A first read of an unseen long article pays for BM25's best passages, not the whole text (10 s cold
+    before); a question that matches no word still gets the dense ranking over the candidates."""
+    encoded: list[int] = []
+
+    class Counting(E5Embedder):
+        def encode(self, texts: list[str]) -> np.ndarray:
+            encoded.append(len(texts))
+            return super().encode(texts)
+
+    parsed = parse(article, "notre_dame.txt")
+    assert len(parsed.passages) > 3 * RERANK_PASSAGES
+    locator = ScoredHybridLocator(E5_MODEL, article / "cache", embedder=Counting())
+    query = build_query([QUESTION], [])
+    ranking = locator.rank(parsed, query)
+    assert sum(encoded) == RERANK_PASSAGES
+    assert GOLD in parsed.text_of(parsed.passages[ranking[0][0]])
+    lexical = [index for index, _ in Bm25Locator().rank(parsed, query)][:RERANK_PASSAGES]
+    assert {index for index, _ in ranking[:3]} <= set(lexical)  # a reranker of BM25's best
+    encoded.clear()
+    locator.rank(parsed, query)
+    assert encoded == []  # kept: the same question again costs one query encoding
+    (article / "short.txt").write_text((article / "notre_dame.txt").read_text(encoding="utf-8")[:3000])
+    short = parse(article, "short.txt")
+    nothing = build_query(["zyxwvut qqqq"], [])
+    assert Bm25Locator().rank(short, nothing) == []
+    # No word matched: E5 ranks them all (the least similar scales to 0 and drops out).
+    assert len(locator.rank(short, nothing)) == len(short.passages) - 1
 
 
 def test_the_server_encodes_in_a_worker_and_never_loads_the_model_itself(article: Path) -> None:

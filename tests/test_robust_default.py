@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings
 from sparseread_mcp.locate.dense import DEFAULT_MODEL
+from sparseread_mcp.select import policy as policy_module
 from sparseread_mcp.select.calibrate import Answered, calibrate_from
 from sparseread_mcp.select.configuration import FULL_VIEW
 from sparseread_mcp.select.policy import Policy
@@ -96,7 +99,9 @@ def test_a_sparse_fails_verdict_from_one_set_is_not_enough_for_the_full_view() -
     assert calibrate_from(never).choose(LONG, "text").configuration == FULL_VIEW
 
 
-def test_a_live_read_names_the_robust_default_its_reliability_and_what_next(tmp_path: Path) -> None:
+def test_a_live_read_names_the_robust_default_its_reliability_and_what_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     text = " ".join(f"Clause {i} covers the {'river' if i % 2 else 'market'} tariff schedule." for i in range(900))
     text += " The renewal term is one year unless either party gives notice."
     (tmp_path / "contract.txt").write_text(text)
@@ -107,7 +112,8 @@ def test_a_live_read_names_the_robust_default_its_reliability_and_what_next(tmp_
     selector: Selector = calibrate_from(rows)
     assert selector.sets[group] == 3
     selector.sets[group] = 1  # the verdict in this group rests on one set
-    # MiniLM-L6 named: with the e5 extra, plain prose would go to the E5 hybrid (tests/test_e5.py).
+    # The selector's own choice: with a model installed, plain prose would be reranked (tests/test_e5.py).
+    monkeypatch.setattr(policy_module, "plain_prose", lambda parsed: False)
     engine = ReadEngine(Settings(roots=(tmp_path,), semantic_model=DEFAULT_MODEL))
     engine.selection = Policy(engine.settings, engine.locators, selector)
     pack = engine.read("s", ReadRequest(target="contract.txt", intent=Intent(goal="What is the renewal term?")))

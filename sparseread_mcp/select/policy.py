@@ -2,7 +2,7 @@
 
 The selector (selector.py) chooses from its calibrated table (calibration.json, built by calibrate.py);
 here it meets the method the settings may fix, what this installation can run (dense and hybrid only with
-the `e5` or `semantic` extra; with E5, plain prose is ranked by the hybrid) and the live cost signals: a
+the `e5` or `semantic` extra; with either, plain prose is ranked by the hybrid) and the live cost signals: a
 later call in the same episode (refine, a repeated focus, a fallback) is follow-up exposure charged to the
 configuration that answered first.
 """
@@ -10,6 +10,7 @@ configuration that answered first.
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 from ..config import Settings
 from ..files.artifacts import LruCache
@@ -24,9 +25,10 @@ from .figures import best_on_figures
 from .selector import Choice, Selector, group_of, intent_type
 
 _NO_SEMANTIC = "; dense and hybrid need the semantic extra (not installed): BM25 and lexical only"
-#: Plain prose with E5 installed: its passages ranked by BM25 and E5 together (bench/results/issue33_location.md,
-#: session 27: higher on every development set it acts on, most on questions asked in other words).
-_PROSE_WITH_E5 = "; plain prose: BM25 fused with E5 (the e5 extra)"
+#: Plain prose with a model installed: BM25's best passages reranked with it (bench/results/issue33_location.md,
+#: sessions 27 and 28: with E5 or MiniLM-L6, higher on every development set it acts on, most on questions asked
+#: in other words).
+_PROSE_RERANKED = "; plain prose: BM25's best passages reranked with {model}"
 #: Dense location alone is measured but never chosen: it cannot tell `City72` from `City77`, and agents'
 #: goals are full of identifiers. Hybrid keeps its semantic reach with BM25's exact terms.
 NOT_CHOSEN: frozenset[LocationMethod] = frozenset({"dense"})
@@ -55,9 +57,11 @@ class Policy:
         choice = self.selector.choose(group, parsed.type, methods, on_figures=figures)
         if not self.locators.semantic:
             choice = replace(choice, reason=choice.reason + _NO_SEMANTIC)
-        elif self.locators.e5 and choice.configuration.method == "bm25" and plain_prose(parsed):
+        elif choice.configuration.method == "bm25" and plain_prose(parsed):
             hybrid = Configuration.named("hybrid", choice.configuration.form)
-            choice = replace(choice, configuration=hybrid, reason=choice.reason + _PROSE_WITH_E5)
+            model = Path(self.locators.semantic_model).name  # a local model's folder name, not its whole path
+            reason = choice.reason + _PROSE_RERANKED.format(model=model)
+            choice = replace(choice, configuration=hybrid, reason=reason)
         return choice
 
     def answered(self, episode_id: str, choice: Choice, exposed_chars: int) -> None:

@@ -1,22 +1,25 @@
-"""What the `e5` extra costs a user on a document it has not seen: each read's time, from a new engine.
+"""What a reranking model costs a user on a document it has not seen: each read's time, from a new engine.
 
-Not a test. Run:  python -m bench.e5_cold [--data ../shared/data] [--questions 15]
+Not a test. Run:  python -m bench.cold_reads [--data ../shared/data] [--questions 15]
 
 For each long article, a new process (workers and model not started) and engine with an empty vector cache
-answers the first N questions asked in other
-words (bench/data/articles_other_words.jsonl) one after another, through `ReadEngine.read` (a new session
-each, as the location bench serves them). Three servers, in the same run:
-- the default install: BM25 on plain prose (the e5 route off);
-- E5 encoding every candidate passage, as far as the call's encoding time goes (session 27's hybrid);
-- the shipped hybrid: E5 reranks BM25's best `RERANK_PASSAGES` passages (session 28).
+answers the first N questions asked in other words (bench/data/articles_other_words.jsonl) one after another,
+through `ReadEngine.read` (a new session each, as the location bench serves them). The servers, in the same
+run:
+- the default install: BM25 on plain prose (the route to the hybrid off);
+- E5 (the `e5` extra) encoding every candidate passage, as far as the call's encoding time goes (session 27);
+- E5 reranking BM25's best `RERANK_PASSAGES` passages (shipped since session 28);
+- MiniLM-L6 (the `semantic` extra, where the `e5` extra is not installed) reranking the same.
 Printed per article: the first read (the worker starts, the model loads, the passages it needs are encoded),
-the second, the median of the rest, all of them together, and how many reads found their gold (80% of it shown).
+the second, the median of the rest, all of them together, how many reads found their gold (80% of it shown),
+and the server process's peak memory (E5 runs in the worker processes, MiniLM-L6 on torch in the server's).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
 import statistics
 import subprocess
 import sys
@@ -24,6 +27,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -38,10 +42,12 @@ from sparseread_mcp.select.calibrate import SUCCESS_SHARE, covered
 
 REPO = Path(__file__).resolve().parent.parent
 COLUMN = "articles other words"
-SERVERS: dict[str, list[tuple[Any, str, Any]]] = {
-    "default install (BM25 on prose)": [NO_PROSE_ROUTE],
-    "e5, every passage encoded (session 27)": [(dense, "RERANK_PASSAGES", 10**9)],
-    f"e5, BM25's best {dense.RERANK_PASSAGES} reranked (shipped)": [],
+#: Server name -> (its patches, the model setting).
+SERVERS: dict[str, tuple[list[tuple[Any, str, Any]], str]] = {
+    "default install (BM25 on prose)": ([NO_PROSE_ROUTE], "auto"),
+    "e5, every passage encoded (session 27)": ([(dense, "RERANK_PASSAGES", 10**9)], "auto"),
+    f"e5, BM25's best {dense.RERANK_PASSAGES} reranked (shipped)": ([], "auto"),
+    f"MiniLM-L6 (semantic extra), BM25's best {dense.RERANK_PASSAGES} reranked": ([], dense.DEFAULT_MODEL),
 }
 
 
@@ -53,11 +59,12 @@ def server(patches: list[tuple[Any, str, Any]]) -> Iterator[None]:
         yield
 
 
-def reads(data: Path, rows: list[Row]) -> list[tuple[float, bool]]:
+def reads(data: Path, rows: list[Row], model: str) -> list[tuple[float, bool]]:
     """Each question's read time and hit, in order, from one new engine with an empty cache."""
     out: list[tuple[float, bool]] = []
-    with tempfile.TemporaryDirectory(prefix="sparseread-e5-cold-") as cache:
-        engine = ReadEngine(Settings(roots=(data / rows[0].folder,), native_fit_tokens=0, cache_dir=Path(cache)))
+    with tempfile.TemporaryDirectory(prefix="sparseread-cold-") as cache:
+        settings = Settings(roots=(data / rows[0].folder,), native_fit_tokens=0, cache_dir=Path(cache))
+        engine = ReadEngine(replace(settings, semantic_model=model))
         for number, row in enumerate(rows):
             key = f"cold{number}"
             started = time.perf_counter()
@@ -73,8 +80,10 @@ def reads(data: Path, rows: list[Row]) -> list[tuple[float, bool]]:
 def child(data: Path, server_name: str, doc: str, questions: int) -> None:
     """One server on one article, in this (new) process: its reads as JSON on stdout."""
     rows = [row for row in load(data, None) if row.column == COLUMN and row.doc == doc][:questions]
-    with server(SERVERS[server_name]):
-        print(json.dumps(reads(data, rows)))
+    patches, model = SERVERS[server_name]
+    with server(patches):
+        timed = reads(data, rows, model)
+    print(json.dumps({"reads": timed, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -86,23 +95,26 @@ def main(argv: list[str] | None = None) -> None:
     if args.child:
         child(args.data, args.child[0], args.child[1], args.questions)
         return
-    if not available():
-        raise SystemExit("the e5 extra is not installed: pip install 'sparseread-mcp[e5]'")
+    if not (available() and dense.semantic_available()):
+        raise SystemExit("the e5 and semantic extras are both needed: pip install 'sparseread-mcp[e5,semantic]'")
     rows = [row for row in load(args.data, None) if row.column == COLUMN and not row.doc.endswith(".oneline.txt")]
     documents = sorted({row.doc for row in rows})
-    print("| server | article | first read (s) | second (s) | median of the rest (s) | all reads (s) | found |")
-    print("|---|---|---|---|---|---|---|")
+    print(
+        "| server | article | first read (s) | second (s) | median of the rest (s) | all reads (s) | found | peak MB |"
+    )
+    print("|---" * 8 + "|")
     for name in SERVERS:
         for doc in documents:
-            command = [sys.executable, "-m", "bench.e5_cold", "--data", str(args.data), "--questions"]
+            command = [sys.executable, "-m", "bench.cold_reads", "--data", str(args.data), "--questions"]
             command += [str(args.questions), "--child", name, doc]
             done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=True)
-            timed = [(float(s), bool(h)) for s, h in json.loads(done.stdout.strip().splitlines()[-1])]
+            answer = json.loads(done.stdout.strip().splitlines()[-1])
+            timed = [(float(s), bool(h)) for s, h in answer["reads"]]
             rest = statistics.median(seconds for seconds, _ in timed[2:]) if len(timed) > 2 else float("nan")
             found = sum(hit for _, hit in timed)
             print(
                 f"| {name} | {Path(doc).stem} | {timed[0][0]:.2f} | {timed[1][0]:.2f} | {rest:.3f} | "
-                f"{sum(seconds for seconds, _ in timed):.1f} | {found} of {len(timed)} |",
+                f"{sum(seconds for seconds, _ in timed):.1f} | {found} of {len(timed)} | {answer['peak_mb']:.0f} |",
                 flush=True,
             )
 

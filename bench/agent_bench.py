@@ -563,8 +563,8 @@ def main(argv: list[str] | None = None) -> Json:
     )
     parser.add_argument(
         "--semantic-model",
-        help="the servers' SPARSEREAD_SEMANTIC_MODEL (all-MiniLM-L6-v2: no E5 on plain prose where the e5 extra is "
-        "installed; default: the server's, auto)",
+        help="the servers' SPARSEREAD_SEMANTIC_MODEL (all-MiniLM-L6-v2: MiniLM-L6 reranks plain prose in place of "
+        "E5 where the e5 extra is installed; default: the server's, auto)",
     )
     parser.add_argument("--json", type=Path, help="write the numbers here")
     args = parser.parse_args(argv)

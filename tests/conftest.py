@@ -105,6 +105,7 @@ SLOW_TESTS = frozenset(
     {
         "test_compaction.py::test_a_learned_router_trains_for_precision_and_compacts_validly",
         "test_e5.py::test_a_question_in_other_words_reaches_its_passage_over_stdio",
+        "test_dense.py::test_minilm_reranks_a_real_article_asked_in_other_words",
         "test_hostile_cpu.py::test_another_session_is_answered_while_a_regex_needle_runs",
         "test_hostile_cpu.py::test_http_sessions_and_healthz_are_answered_while_a_regex_needle_runs",
         "test_preview_samples.py::test_over_stdio_a_sample_states_the_row_and_its_pointer_verifies",

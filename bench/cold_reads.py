@@ -9,16 +9,20 @@ run:
 - the default install: BM25 on plain prose (the route to the hybrid off);
 - E5 (the `e5` extra) encoding every candidate passage, as far as the call's encoding time goes (session 27);
 - E5 reranking BM25's best `RERANK_PASSAGES` passages (shipped since session 28);
-- MiniLM-L6 (the `semantic` extra, where the `e5` extra is not installed) reranking the same.
+- MiniLM-L6 (the `semantic` extra, where the `e5` extra is not installed) reranking the same, on torch in the
+  server process (sessions 28 and before; bench/torch_minilm.py) and in numpy in the workers (since 29).
 Printed per article: the first read (the worker starts, the model loads, the passages it needs are encoded),
 the second, the median of the rest, all of them together, how many reads found their gold (80% of it shown),
-and the server process's peak memory (E5 runs in the worker processes, MiniLM-L6 on torch in the server's).
+the server process's peak memory, and the memory of the server and its workers together after the reads
+(proportional set size: a page that processes share, like a model file mapped by each worker, is split
+among them).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -34,6 +38,7 @@ from typing import Any
 from bench.ablation_bench import patched
 from bench.e5_reranker import NO_PROSE_ROUTE, available
 from bench.location_ablation import Row, load
+from bench.torch_minilm import TorchEmbedder
 from sparseread_mcp import Settings
 from sparseread_mcp.engine import ReadEngine, ReadRequest
 from sparseread_mcp.locate import dense
@@ -47,7 +52,14 @@ SERVERS: dict[str, tuple[list[tuple[Any, str, Any]], str]] = {
     "default install (BM25 on prose)": ([NO_PROSE_ROUTE], "auto"),
     "e5, every passage encoded (session 27)": ([(dense, "RERANK_PASSAGES", 10**9)], "auto"),
     f"e5, BM25's best {dense.RERANK_PASSAGES} reranked (shipped)": ([], "auto"),
-    f"MiniLM-L6 (semantic extra), BM25's best {dense.RERANK_PASSAGES} reranked": ([], dense.DEFAULT_MODEL),
+    f"MiniLM-L6 on torch in the server, BM25's best {dense.RERANK_PASSAGES} (session 28)": (
+        [(dense, "Embedder", TorchEmbedder)],
+        dense.DEFAULT_MODEL,
+    ),
+    f"MiniLM-L6 in numpy in the workers, BM25's best {dense.RERANK_PASSAGES} (semantic extra)": (
+        [],
+        dense.DEFAULT_MODEL,
+    ),
 }
 
 
@@ -83,7 +95,34 @@ def child(data: Path, server_name: str, doc: str, questions: int) -> None:
     patches, model = SERVERS[server_name]
     with server(patches):
         timed = reads(data, rows, model)
-    print(json.dumps({"reads": timed, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+        tree = tree_megabytes(os.getpid())
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"reads": timed, "peak_mb": peak, "tree_mb": tree}))
+
+
+def tree_megabytes(root: int) -> float:
+    """The proportional set size of `root` and every process under it (its zygote and workers), in MB."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            parents[int(stat.parent.name)] = int(fields[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    tree, frontier = {root}, [root]
+    while frontier:
+        parent = frontier.pop()
+        children = [pid for pid, ppid in parents.items() if ppid == parent and pid not in tree]
+        tree.update(children)
+        frontier.extend(children)
+    total = 0
+    for pid in tree:
+        try:
+            rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+        except OSError:
+            continue
+        total += sum(int(line.split()[1]) for line in rollup.splitlines() if line.startswith("Pss:"))
+    return total / 1024
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -100,9 +139,10 @@ def main(argv: list[str] | None = None) -> None:
     rows = [row for row in load(args.data, None) if row.column == COLUMN and not row.doc.endswith(".oneline.txt")]
     documents = sorted({row.doc for row in rows})
     print(
-        "| server | article | first read (s) | second (s) | median of the rest (s) | all reads (s) | found | peak MB |"
+        "| server | article | first read (s) | second (s) | median of the rest (s) | all reads (s) | found "
+        "| server peak MB | server and workers MB |"
     )
-    print("|---" * 8 + "|")
+    print("|---" * 9 + "|")
     for name in SERVERS:
         for doc in documents:
             command = [sys.executable, "-m", "bench.cold_reads", "--data", str(args.data), "--questions"]
@@ -114,7 +154,8 @@ def main(argv: list[str] | None = None) -> None:
             found = sum(hit for _, hit in timed)
             print(
                 f"| {name} | {Path(doc).stem} | {timed[0][0]:.2f} | {timed[1][0]:.2f} | {rest:.3f} | "
-                f"{sum(seconds for seconds, _ in timed):.1f} | {found} of {len(timed)} | {answer['peak_mb']:.0f} |",
+                f"{sum(seconds for seconds, _ in timed):.1f} | {found} of {len(timed)} | {answer['peak_mb']:.0f} "
+                f"| {answer['tree_mb']:.0f} |",
                 flush=True,
             )
 

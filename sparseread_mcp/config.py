@@ -36,7 +36,8 @@ class Settings:
     #: intent; `lexical`, `bm25`, `dense` or `hybrid` fixes the method (the last two need `[semantic]`).
     location: str = "auto"
     #: Embedding model for dense and hybrid location: `auto` (E5 with the `e5` extra, else MiniLM-L6 with the
-    #: `semantic` extra), `multilingual-e5-small`, or a sentence-transformers name or local directory.
+    #: `semantic` extra), `multilingual-e5-small`, or a BERT model's sentence-transformers folder (or its name in
+    #: the Hugging Face cache: nothing is downloaded).
     semantic_model: str = "auto"
     #: Token encoding used for every count (bundled, offline).
     tokenizer: str = "o200k_base"

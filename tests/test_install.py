@@ -10,6 +10,7 @@ import pytest
 from sparseread_mcp import Settings
 from sparseread_mcp.commands import doctor
 from sparseread_mcp.commands.install import extra_hint, extra_requirements, launcher
+from sparseread_mcp.locate import dense
 
 UVX_PREFIX = "/home/u/.cache/uv/archive-v0/2nwXUMie2NFLUkjm"
 
@@ -59,7 +60,7 @@ def test_doctor_reports_every_extra_the_package_declares() -> None:
 
 def test_doctor_hints_fit_a_uvx_launch_when_extras_are_missing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(doctor, "_importable", lambda module: module not in ("pymupdf", "redis"))
-    monkeypatch.setattr(doctor, "semantic_available", lambda: False)
+    monkeypatch.setattr(dense, "semantic_available", lambda: False)
     monkeypatch.setattr(doctor, "e5_available", lambda: False)
     monkeypatch.setenv("UV", "/usr/bin/uv")
     monkeypatch.setattr(sys, "prefix", UVX_PREFIX)

@@ -11,8 +11,10 @@ from pathlib import Path
 from ..config import Settings
 from ..errors import SparsereadError
 from ..files.roots import Roots
-from ..locate import SEMANTIC_METHODS, resolve_semantic_model, semantic_available
-from ..locate.e5 import E5_MODEL, e5_available
+from ..locate import DEFAULT_MODEL, SEMANTIC_METHODS, resolve_semantic_model
+from ..locate.dense import model_problem
+from ..locate.e5 import e5_available
+from ..locate.encoding import E5_MODEL
 from ..readers.code_languages import LANGUAGES
 from ..tokens import TokenCounter
 from .install import extra_hint
@@ -73,11 +75,13 @@ def diagnose(settings: Settings) -> list[Check]:
 def _extras(settings: Settings) -> list[Check]:
     """One line per optional extra, each with the install command that fits how this was launched."""
     pdf = _importable("pymupdf")
-    semantic = semantic_available()
+    model = resolve_semantic_model(settings.semantic_model)
+    bert = DEFAULT_MODEL if model == E5_MODEL else model  # the model the semantic extra would run
+    problem = model_problem(bert)
+    semantic = problem is None
     e5 = e5_available()
     redis = _importable("redis")
     wants_semantic = settings.location in SEMANTIC_METHODS
-    model = resolve_semantic_model(settings.semantic_model)
     return [
         Check(
             "pdf extra",
@@ -88,10 +92,10 @@ def _extras(settings: Settings) -> list[Check]:
         Check(
             "semantic extra",
             semantic,
-            "sentence-transformers installed: --location dense and hybrid work"
-            + ("" if model == E5_MODEL else f", and plain prose is reranked with {Path(model).name} (in the server)")
+            f"{Path(bert).name} runs in numpy: --location dense and hybrid work"
+            + ("" if model == E5_MODEL else ", and plain prose is reranked with it (in worker processes)")
             if semantic
-            else f"dense and hybrid location unavailable (auto uses the lexical methods): {extra_hint('semantic')}",
+            else f"dense and hybrid location unavailable (auto uses the lexical methods): {problem}",
             optional=not (wants_semantic and not e5),  # required once --location names a semantic method
         ),
         Check(

@@ -22,7 +22,7 @@ from ..files.large import StreamedRange
 from ..files.revisions import Revisions
 from ..files.roots import ResolvedPath, Roots
 from ..files.textdiff import TextDiff
-from ..locate.e5 import Kind, encoded_by
+from ..locate.encoding import Kind, encoded_by
 from ..locate.patterns import counted_by
 from ..models import OpResult
 from ..readers.base import ParsedArtifact, Reader, parsed_bytes
@@ -79,9 +79,9 @@ class OpenedFiles:
         label = f"the needles {', '.join(needles)[:80]}"
         return self.work(tasks.count_patterns, needles, texts, allowed, label=label)
 
-    def _embed(self, kind: Kind, texts: tuple[str, ...]) -> np.ndarray:
+    def _embed(self, model: str, kind: Kind, texts: tuple[str, ...]) -> np.ndarray:
         label = f"{len(texts)} {kind} text(s) to embed"
-        vectors: np.ndarray = self.work(tasks.embed, kind, texts, label=label)
+        vectors: np.ndarray = self.work(tasks.embed, model, kind, texts, label=label)
         return vectors
 
     def search_folder(self, inventory: Inventory, needles: list[str]) -> tuple[list[Hit], OpResult]:

@@ -24,7 +24,9 @@ from ..files.artifacts import Artifact, load_artifact
 from ..files.large import StreamedRange, stream_range
 from ..files.roots import ResolvedPath
 from ..files.textdiff import TextDiff, line_diff
-from ..locate.e5 import Kind, encode_here
+from ..locate.bert import encode_with_bert
+from ..locate.e5 import encode_with_e5
+from ..locate.encoding import E5_MODEL, Kind
 from ..locate.patterns import count_here
 from ..models import OpResult
 from ..readers.base import ParsedArtifact, Passage, PassageKind, Reader
@@ -131,9 +133,9 @@ def count_patterns(needles: tuple[str, ...], texts: tuple[str, ...], allowed: fl
     return count_here(needles, texts, allowed)
 
 
-def embed(kind: Kind, texts: tuple[str, ...]) -> np.ndarray:
-    """E5 vectors of passages or a query: the model's native engine runs here, where a kill is harmless."""
-    return encode_here(kind, texts)
+def embed(model: str, kind: Kind, texts: tuple[str, ...]) -> np.ndarray:
+    """A model's vectors of passages or a query: its native code runs here, where a kill is harmless."""
+    return (encode_with_e5 if model == E5_MODEL else encode_with_bert)(model, kind, texts)
 
 
 def features(base: ResolvedPath, entries: list[FileEntry]) -> list[FileFeatures]:

@@ -10,8 +10,9 @@ from ..errors import ConfigError
 from ..vocabulary import LocationMethod
 from .base import Locator, Query, build_query, needle_hits
 from .bm25 import Bm25Locator
-from .dense import DEFAULT_MODEL, DenseLocator, HybridLocator, semantic_available
-from .e5 import E5_MODEL, E5Embedder, e5_available
+from .dense import DEFAULT_MODEL, DenseLocator, HybridLocator, model_available, semantic_available
+from .e5 import E5Embedder, e5_available
+from .encoding import E5_MODEL
 from .lexical import LexicalLocator
 
 #: The model setting's default: E5 where the `e5` extra is installed, else MiniLM-L6 (the `semantic` extra).
@@ -36,9 +37,9 @@ class LocatorSet:
     def __init__(self, *, semantic_model: str = AUTO_MODEL, cache_dir: Path | None = None) -> None:
         self.semantic_model = resolve_semantic_model(semantic_model)
         self.cache_dir = cache_dir
-        #: Dense and hybrid run on E5 (the `e5` extra); else on sentence-transformers (the `semantic` extra).
+        #: Dense and hybrid run on E5 (the `e5` extra); else on a BERT model in numpy (the `semantic` extra).
         self.e5 = self.semantic_model == E5_MODEL
-        self.semantic = e5_available() if self.e5 else semantic_available()
+        self.semantic = e5_available() if self.e5 else model_available(self.semantic_model)
         self._built: dict[str, Locator] = {}
         self._lock = threading.Lock()
 
@@ -65,11 +66,13 @@ class LocatorSet:
 
 __all__ = [
     "AUTO_MODEL",
+    "DEFAULT_MODEL",
     "SEMANTIC_METHODS",
     "Locator",
     "LocatorSet",
     "Query",
     "build_query",
+    "model_available",
     "needle_hits",
     "resolve_semantic_model",
     "semantic_available",

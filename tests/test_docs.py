@@ -27,7 +27,7 @@ PAGES = {"README.md": README, **{f"docs/{name}": text for name, text in DOCS.ite
 SKILL = (REPO / "skills" / "sparseread" / "SKILL.md").read_text()
 CI = (REPO / ".ci" / "run").read_text()
 #: Flags the docs show for other programs: uvx's, docker's, pip's.
-FOREIGN_FLAGS = {"--from", "--build-arg", "--rm", "--index-url"}
+FOREIGN_FLAGS = {"--from", "--build-arg", "--rm", "--index-url", "--no-deps", "--overrides"}
 #: Variables the test harness and CI read (tests/, .ci/run), not the server.
 HARNESS_VARIABLES = {
     "SPARSEREAD_CLAUDE",

@@ -83,6 +83,75 @@ def test_damaged_weights_are_told_not_read(minilm: Path, tmp_path: Path) -> None
         BertEncoder(folder)
 
 
+def linked_model(minilm: Path, folder: Path, **configs: dict[str, object]) -> Path:
+    """MiniLM-L6's folder with its big files linked and some JSON files replaced (`1_Pooling__config` names
+    1_Pooling/config.json)."""
+    shutil.copytree(minilm, folder, ignore=shutil.ignore_patterns("model.safetensors", "tokenizer.json"))
+    for big in ("model.safetensors", "tokenizer.json"):
+        (folder / big).symlink_to(minilm / big)
+    for name, content in configs.items():
+        (folder / f"{name.replace('__', '/')}.json").write_text(json.dumps(content), encoding="utf-8")
+    return folder
+
+
+def test_cls_pooling_and_prompts_match_sentence_transformers(minilm: Path, tmp_path: Path) -> None:
+    reference = json.loads((FIXTURES / "minilm_reference.json").read_text(encoding="utf-8"))
+    cls = {"word_embedding_dimension": 384, "pooling_mode_cls_token": True, "pooling_mode_mean_tokens": False}
+    folder = linked_model(minilm, tmp_path / "cls", **{"1_Pooling__config": cls})
+    ours = BertEncoder(folder).encode(reference["texts"])
+    assert float(np.abs(ours - np.asarray(reference["cls_pooling"])).max()) < 1e-5
+    # A folder that names prompts: a query and a passage each get their own, as sentence-transformers adds them.
+    settings = json.loads((minilm / "config_sentence_transformers.json").read_text())
+    folder = linked_model(
+        minilm, tmp_path / "prompts", config_sentence_transformers={**settings, "prompts": reference["prompts"]}
+    )
+    encoder = BertEncoder(folder)
+    query = encoder.encode([reference["texts"][0]], "query")[0]
+    passage = encoder.encode([reference["texts"][1]], "passage")[0]
+    assert float(np.abs(query - np.asarray(reference["prompted"]["query"])).max()) < 1e-5
+    assert float(np.abs(passage - np.asarray(reference["prompted"]["document"])).max()) < 1e-5
+
+
+def write_safetensors(path: Path, tensors: dict[str, np.ndarray]) -> None:
+    header, offset, blobs = {}, 0, []
+    for name, array in tensors.items():
+        blob = np.ascontiguousarray(array).tobytes()
+        dtype = {np.dtype(np.float16): "F16", np.dtype(np.float32): "F32", np.dtype(np.int64): "I64"}[array.dtype]
+        header[name] = {"dtype": dtype, "shape": list(array.shape), "data_offsets": [offset, offset + len(blob)]}
+        offset += len(blob)
+        blobs.append(blob)
+    encoded = json.dumps(header).encode()
+    encoded += b" " * (-len(encoded) % 8)
+    path.write_bytes(len(encoded).to_bytes(8, "little") + encoded + b"".join(blobs))
+
+
+def test_float16_weights_under_a_bert_prefix_read_as_the_same_model(minilm: Path, tmp_path: Path) -> None:
+    # Other sentence-transformers folders ship half-precision weights, named under `bert.`.
+    texts = json.loads((FIXTURES / "minilm_reference.json").read_text(encoding="utf-8"))["texts"]
+    original = BertEncoder(minilm)
+    folder = linked_model(minilm, tmp_path / "half")
+    (folder / "model.safetensors").unlink()
+    halved = {
+        f"bert.{name}": (array.astype(np.float16) if array.dtype == np.float32 else np.asarray(array))
+        for name, array in original._weights.items()
+    }
+    write_safetensors(folder / "model.safetensors", halved)
+    half = BertEncoder(folder)
+    assert half.words.dtype == np.float32  # widened once, at load
+    assert float(np.abs(half.encode(texts) - original.encode(texts)).max()) < 5e-3
+
+
+def test_a_configuration_unlike_its_weights_is_told(minilm: Path, tmp_path: Path) -> None:
+    config = json.loads((minilm / "config.json").read_text())
+    without = {k: v for k, v in config.items() if k != "num_attention_heads"}
+    with pytest.raises(ConfigError, match="has no usable 'num_attention_heads': not a BERT configuration"):
+        BertEncoder(linked_model(minilm, tmp_path / "no-heads", config=without))
+    with pytest.raises(ConfigError, match=r"shapes are unlike its config\.json"):
+        BertEncoder(linked_model(minilm, tmp_path / "odd-heads", config={**config, "num_attention_heads": 7}))
+    with pytest.raises(ConfigError, match=r"lacks encoder\.layer\.6"):
+        BertEncoder(linked_model(minilm, tmp_path / "deeper", config={**config, "num_hidden_layers": 7}))
+
+
 def test_a_model_name_that_is_not_here_says_how_to_get_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty"))
     with pytest.raises(ConfigError, match="not installed or cached here: download it once"):

@@ -72,12 +72,16 @@ class BertEncoder:
         self.folder = folder
         check_folder(folder)
         config = _json(folder / "config.json")
-        self.heads = int(config["num_attention_heads"])
-        self.eps = float(config.get("layer_norm_eps", 1e-12))
+        try:
+            self.heads = int(config["num_attention_heads"])
+            self.eps = float(config.get("layer_norm_eps", 1e-12))
+            positions, depth = int(config["max_position_embeddings"]), int(config["num_hidden_layers"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigError(f"{folder / 'config.json'} has no usable {exc}: not a BERT configuration") from None
         pooling = _optional_json(folder / "1_Pooling" / "config.json")
         self.cls_pooling = bool(pooling.get("pooling_mode_cls_token")) and not pooling.get("pooling_mode_mean_tokens")
         settings = _optional_json(folder / "sentence_bert_config.json")
-        self.max_tokens = min(int(settings.get("max_seq_length") or 512), int(config["max_position_embeddings"]))
+        self.max_tokens = min(int(settings.get("max_seq_length") or 512), positions)
         prompts = _optional_json(folder / "config_sentence_transformers.json").get("prompts") or {}
         self.prompts = {k: v for k, v in prompts.items() if isinstance(k, str) and isinstance(v, str)}
         self.tokenizer = _tokenizer(folder / "tokenizer.json", self.max_tokens)
@@ -89,7 +93,12 @@ class BertEncoder:
         self.positions = self._w("embeddings.position_embeddings.weight")
         self.types = self._w("embeddings.token_type_embeddings.weight")
         self.embedding_norm = (self._w("embeddings.LayerNorm.weight"), self._w("embeddings.LayerNorm.bias"))
-        self.layers = [self._layer(i) for i in range(int(config["num_hidden_layers"]))]
+        hidden = self.words.shape[-1]
+        if self.words.ndim != 2 or hidden % self.heads or self.positions.shape != (positions, hidden):
+            raise ConfigError(f"{folder}: the embeddings' shapes are unlike its config.json: not one BERT model")
+        if self.tokenizer.get_vocab_size() > len(self.words):
+            raise ConfigError(f"{folder}: tokenizer.json has more tokens than the model has embeddings")
+        self.layers = [self._layer(i, hidden) for i in range(depth)]
 
     def encode(self, texts: list[str], kind: str = "passage") -> np.ndarray:
         """Rows for `texts`, batched by length so that padding costs little; a query or a passage takes the
@@ -155,8 +164,22 @@ class BertEncoder:
             raise ConfigError(f"{self.folder / 'model.safetensors'} lacks {name}: not a BERT model's weights") from None
         return weight.astype(np.float32, copy=False)  # a float16 file is widened; a float32 one stays mapped
 
-    def _layer(self, i: int) -> Layer:
+    def _layer(self, i: int, hidden: int) -> Layer:
         p = f"encoder.layer.{i}."
+        inner = self._w(f"{p}intermediate.dense.weight").shape[0]
+        shapes = {
+            **{f"{p}attention.self.{part}.weight": (hidden, hidden) for part in ("query", "key", "value")},
+            f"{p}attention.output.dense.weight": (hidden, hidden),
+            f"{p}intermediate.dense.weight": (inner, hidden),
+            f"{p}output.dense.weight": (hidden, inner),
+            **{f"{p}attention.self.{part}.bias": (hidden,) for part in ("query", "key", "value")},
+            f"{p}intermediate.dense.bias": (inner,),
+            **{f"{p}{part}": (hidden,) for part in ("attention.output.dense.bias", "output.dense.bias")},
+            **{f"{p}{n}.LayerNorm.{w}": (hidden,) for n in ("attention.output", "output") for w in ("weight", "bias")},
+        }
+        for name, shape in shapes.items():
+            if self._w(name).shape != shape:
+                raise ConfigError(f"{self.folder}: {name} is {self._w(name).shape}, not {shape}: not one BERT model")
         attention = [self._w(f"{p}attention.self.{part}.weight") for part in ("query", "key", "value")]
         biases = [self._w(f"{p}attention.self.{part}.bias") for part in ("query", "key", "value")]
         # The query's half of the score scale, 1 / sqrt(head size), folded into its weights once.

@@ -36,6 +36,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench.compaction_verdicts import (
+    CLOSED_MASKS,
+    CURVE,
+    MASKS,
+    Row,
+    against_masking,
+    leave_one_out,
+    one_mask_setting,
+)
 from sparseread_mcp.compaction import CompactionSettings, ElisionSettings, compact, elide, load_file, validate
 from sparseread_mcp.compaction.elide import DEFAULT_CAUTION
 from sparseread_mcp.compaction.learned import family_runs
@@ -242,13 +251,6 @@ def replay(path: Path, policies: dict[str, Policy], tokens: Tokens) -> dict[str,
 # --- report ----------------------------------------------------------------------------------------------------
 
 
-@dataclass
-class Row:
-    reduction: float  # replay tokens vs no compaction (negative = fewer)
-    mean: float
-    worst: float
-
-
 def summarize(families: dict[str, dict[str, list[RunFigures]]], names: list[str]) -> dict[str, dict[str, Row]]:
     """Per family and policy: tokens pooled over runs, retention mean over runs and the worst run."""
     table: dict[str, dict[str, Row]] = {}
@@ -284,23 +286,6 @@ def markdown(table: dict[str, dict[str, Row]], names: list[str]) -> list[str]:
     return lines
 
 
-CURVE: dict[str, float | None] = {
-    "all": None,
-    "4": 4.0,
-    "3": 3.0,
-    "2.5": 2.5,
-    "2": 2.0,
-    "1.5": 1.5,
-    "1": 1.0,
-    "0.5": 0.5,
-    "0": 0.0,
-}
-#: K=0 hides every result: the most that any compactor which shortens only tool results can save (the system
-#: prompt, the user's words and the agent's own messages are sent whole), at what retention.
-MASKS = (0, 1, 2, 3, 5, 10, 20)
-CLOSED_MASKS = (1, 2, 3)
-
-
 def _masked(last: int) -> Callable[[Transcript], Transcript]:
     masking = mask(last)
     return lambda history: masking(history, None)
@@ -324,51 +309,6 @@ def policies_for(every: int, checks: dict[str, Checks]) -> dict[str, Policy]:
     # A framework hook (LangGraph's pre_model_hook): the raw history compacted before every call, nothing kept.
     policies["elide default, hook (raw history every turn)"] = lambda history, _p: elide(history)[0]
     return policies
-
-
-def meets(row: Row) -> bool:
-    """The bar for the default: retention >= 99% on the family and >= 97% on its worst run."""
-    return row.mean >= 0.99 and row.worst >= 0.97
-
-
-def choose(table: dict[str, dict[str, Row]], families: list[str]) -> str:
-    """The most saving point of the curve that meets the bar on every one of `families` (macro savings)."""
-    names = [f"elide caution={label}" for label in CURVE]
-    fit = [n for n in names if all(meets(table[f][n]) for f in families)]
-    return min(fit or names[:1], key=lambda n: statistics.mean(table[f][n].reduction for f in families))
-
-
-def leave_one_out(table: dict[str, dict[str, Row]], families: list[str]) -> list[str]:
-    lines = [
-        "| held-out family | chosen on the others | tokens | mean | worst run | meets the bar |",
-        "|---|---|---|---|---|---|",
-    ]
-    for held in families:
-        name = choose(table, [f for f in families if f != held])
-        row = table[held][name]
-        verdict = "yes" if meets(row) else "NO"
-        lines.append(f"| {held} | {name} | {row.reduction:+.1%} | {row.mean:.1%} | {row.worst:.1%} | {verdict} |")
-    return lines
-
-
-def against_masking(table: dict[str, dict[str, Row]], default: str, every: int) -> list[str]:
-    """Per family: the most saving masking whose retention (mean and worst run) is at least the default's,
-    applied at every turn and in the compactors' closed loop (every `every` turns)."""
-    lines = [
-        "| family | default: tokens / mean / worst | masking every turn at >= that retention | "
-        f"masking every {every} turns at >= that retention |",
-        "|---|---|---|---|",
-    ]
-    for family, rows in table.items():
-        mine = rows[default]
-        cells = []
-        for names in ([f"mask K={k}" for k in MASKS], [f"mask K={k}, every {every} turns" for k in CLOSED_MASKS]):
-            fair = [n for n in names if rows[n].mean >= mine.mean and rows[n].worst >= mine.worst]
-            best = min(fair, key=lambda n: rows[n].reduction) if fair else None
-            cells.append(f"{best}: {rows[best].reduction:+.1%}" if best else "none reaches it")
-        figures = f"{mine.reduction:+.1%} / {mine.mean:.1%} / {mine.worst:.1%}"
-        lines.append(f"| {family} | {figures} | {cells[0]} | {cells[1]} |")
-    return lines
 
 
 def measure(root: Path, every: int) -> tuple[dict[str, dict[str, Row]], list[str], dict[str, Checks], int]:
@@ -412,6 +352,11 @@ def main() -> None:
             f"Default (`caution={DEFAULT_CAUTION}`) against masking at equal or higher retention:",
             "",
             *against_masking(table, default, every),
+            "",
+            "One setting for every run, as a user sets it: the most saving masking that meets the bar (>= 99% mean, "
+            ">= 97% worst run) on every family, beside the default:",
+            "",
+            *one_mask_setting(table, default, every),
             "",
             "Leave one family out: the most saving point of the curve meeting the bar (>= 99% mean, >= 97% worst run) "
             "on the other families, scored on the held-out one:",

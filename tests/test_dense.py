@@ -4,7 +4,6 @@ offline), named explicitly: with the `e5` extra installed too, `auto` would pick
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -87,7 +86,7 @@ def test_vectors_are_cached_on_disk_per_fingerprint(tmp_path: Path, monkeypatch:
     encoded: list[int] = []
     real_encode = dense_module.encode
 
-    def counting(model: str, kind: Kind, texts: tuple[str, ...], here: Callable[[], Encoder]) -> np.ndarray:
+    def counting(model: str, kind: Kind, texts: tuple[str, ...], here: Encoder) -> np.ndarray:
         encoded.append(len(texts))
         return real_encode(model, kind, texts, here)
 

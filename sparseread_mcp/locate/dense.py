@@ -139,7 +139,7 @@ class Embedder:
         return vector
 
     def _run(self, kind: Kind, texts: tuple[str, ...]) -> np.ndarray:
-        return encode(self.source, kind, texts, lambda: encode_with_bert)
+        return encode(self.source, kind, texts, encode_with_bert)
 
 
 class TextEncoder(Protocol):

@@ -80,4 +80,4 @@ class E5Embedder:
 
     @staticmethod
     def _run(kind: Kind, texts: list[str]) -> np.ndarray:
-        return encode(E5_MODEL, kind, tuple(text[:MAX_TEXT_CHARS] for text in texts), lambda: encode_with_e5)
+        return encode(E5_MODEL, kind, tuple(text[:MAX_TEXT_CHARS] for text in texts), encode_with_e5)

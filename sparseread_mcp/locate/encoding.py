@@ -33,7 +33,6 @@ def encoded_by(encoder: Encoder) -> Iterator[None]:
         _ENCODER.reset(token)
 
 
-def encode(model: str, kind: Kind, texts: tuple[str, ...], here: Callable[[], Encoder]) -> np.ndarray:
-    """Rows for `texts`, by the installed encoder (a worker) or else by `here()`, this process's."""
-    encoder = _ENCODER.get() or here()
-    return encoder(model, kind, texts)
+def encode(model: str, kind: Kind, texts: tuple[str, ...], here: Encoder) -> np.ndarray:
+    """Rows for `texts`, by the installed encoder (a worker) or else by `here`, in this process."""
+    return (_ENCODER.get() or here)(model, kind, texts)

@@ -21,6 +21,7 @@ among them).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import resource
@@ -144,6 +145,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     print("|---" * 9 + "|")
     for name in SERVERS:
+        if "on torch" in name and importlib.util.find_spec("sentence_transformers") is None:
+            print(f"| {name} | not measured: sentence-transformers and torch are not installed |")
+            continue
         for doc in documents:
             command = [sys.executable, "-m", "bench.cold_reads", "--data", str(args.data), "--questions"]
             command += [str(args.questions), "--child", name, doc]

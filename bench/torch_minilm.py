@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib.util
 import json
 import resource
 import statistics
@@ -98,6 +99,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.child:
         child(args.child, args.data, args.repeats)
         return
+    if importlib.util.find_spec("sentence_transformers") is None:
+        raise SystemExit("the baseline needs sentence-transformers and torch: pip install sentence-transformers")
     results = {}
     for engine in ("numpy", "torch"):
         command = [sys.executable, "-m", "bench.torch_minilm", "--data", str(args.data)]

@@ -51,9 +51,9 @@ class Layer:
     norm2: tuple[np.ndarray, np.ndarray]
 
 
-def check_folder(folder: Path) -> None:
-    """Raise a ConfigError unless `folder` holds a BERT model this module runs (read before any load, so a
-    wrong setting is told at once, not on the first encoding)."""
+def check_folder(folder: Path) -> dict[str, Any]:
+    """The model's configuration; a ConfigError unless `folder` holds a BERT model this module runs (read
+    before any load, so a wrong setting is told at once, not on the first encoding)."""
     config = _json(folder / "config.json")
     if config.get("model_type") != "bert":
         raise ConfigError(
@@ -63,6 +63,7 @@ def check_folder(folder: Path) -> None:
     for needed in ("model.safetensors", "tokenizer.json"):
         if not (folder / needed).is_file():
             raise ConfigError(f"{folder} has no {needed}: give a sentence-transformers folder with safetensors weights")
+    return config
 
 
 class BertEncoder:
@@ -70,8 +71,7 @@ class BertEncoder:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        check_folder(folder)
-        config = _json(folder / "config.json")
+        config = check_folder(folder)
         try:
             self.heads = int(config["num_attention_heads"])
             self.eps = float(config.get("layer_norm_eps", 1e-12))

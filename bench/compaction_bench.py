@@ -43,6 +43,7 @@ from bench.compaction_verdicts import (
     Row,
     against_masking,
     leave_one_out,
+    masking_left_out,
     one_mask_setting,
 )
 from sparseread_mcp.compaction import CompactionSettings, ElisionSettings, compact, elide, load_file, validate
@@ -362,6 +363,10 @@ def main() -> None:
             "on the other families, scored on the held-out one:",
             "",
             *leave_one_out(table, families),
+            "",
+            "Masking calibrated the same way: K chosen on the other families, scored on the one left out:",
+            "",
+            *masking_left_out(table, default, every),
             "",
             *(f"- {n}: {c.calls} compactions, {c.valid} valid, {c.not_longer} never longer" for n, c in checks.items()),
             "",

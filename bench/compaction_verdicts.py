@@ -27,8 +27,8 @@ CURVE: dict[str, float | None] = {
 }
 #: K=0 hides every result: the most that any compactor which shortens only tool results can save (the system
 #: prompt, the user's words and the agent's own messages are sent whole), at what retention.
-MASKS = (0, 1, 2, 3, 5, 10, 20)
-CLOSED_MASKS = (1, 2, 3)
+MASKS = (0, 1, 2, 3, 5, 10, 20, 30, 40)
+CLOSED_MASKS = (1, 2, 3, 5, 10, 20, 30, 40)
 
 
 def meets(row: Row) -> bool:
@@ -36,10 +36,14 @@ def meets(row: Row) -> bool:
     return row.mean >= 0.99 and row.worst >= 0.97
 
 
-def choose(table: dict[str, dict[str, Row]], families: list[str]) -> str:
-    """The most saving point of the curve that meets the bar on every one of `families` (macro savings)."""
-    names = [f"elide caution={label}" for label in CURVE]
+def choose(table: dict[str, dict[str, Row]], families: list[str], names: list[str] | None = None) -> str | None:
+    """The most saving of `names` (the caution curve unless given) that meets the bar on every one of
+    `families` (macro savings); the curve's most cautious point, or None for other names, if none does."""
+    curve = names is None
+    names = names or [f"elide caution={label}" for label in CURVE]
     fit = [n for n in names if all(meets(table[f][n]) for f in families)]
+    if not fit and not curve:
+        return None
     return min(fit or names[:1], key=lambda n: statistics.mean(table[f][n].reduction for f in families))
 
 
@@ -50,6 +54,7 @@ def leave_one_out(table: dict[str, dict[str, Row]], families: list[str]) -> list
     ]
     for held in families:
         name = choose(table, [f for f in families if f != held])
+        assert name is not None  # the curve always names a point
         row = table[held][name]
         verdict = "yes" if meets(row) else "NO"
         lines.append(f"| {held} | {name} | {row.reduction:+.1%} | {row.mean:.1%} | {row.worst:.1%} | {verdict} |")
@@ -103,4 +108,32 @@ def one_mask_setting(table: dict[str, dict[str, Row]], default: str, every: int)
         ]
         macro = statistics.mean(table[f][best].reduction for f in families)
         lines.append(f"| {best} | " + " | ".join(cells) + f" | {macro:+.1%} |")
+    return lines
+
+
+def masking_left_out(table: dict[str, dict[str, Row]], default: str, every: int) -> list[str]:
+    """Masking calibrated as the default is: for each family, K is chosen on the other families (the most
+    saving K, every turn or every `every` turns, that meets the bar on all of them), then scored on the family
+    left out, beside the curve's point chosen the same way and the shipped default."""
+    families = [f for f in table if not f.startswith("macro")]
+    masks = [f"mask K={k}" for k in MASKS] + [f"mask K={k}, every {every} turns" for k in CLOSED_MASKS]
+    lines = [
+        "| held-out family | masking chosen on the others: tokens / mean / worst | curve chosen on the others | "
+        f"shipped default ({default}) |",
+        "|---|---|---|---|",
+    ]
+
+    def cell(name: str | None, family: str) -> str:
+        if name is None:
+            return "no K meets the bar on the others"
+        row = table[family][name]
+        verdict = "" if meets(row) else ", **below the bar**"
+        return f"{name}: {row.reduction:+.1%} / {row.mean:.1%} / {row.worst:.1%}{verdict}"
+
+    for held in families:
+        others = [f for f in families if f != held]
+        lines.append(
+            f"| {held} | {cell(choose(table, others, masks), held)} | {cell(choose(table, others), held)} "
+            f"| {cell(default, held)} |"
+        )
     return lines

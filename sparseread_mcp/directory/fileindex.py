@@ -10,13 +10,14 @@ update keeps every file whose (size, mtime) is unchanged and reads only the othe
 
 from __future__ import annotations
 
+import io
 import itertools
 import json
 import re
 import time
 import zipfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +29,9 @@ from ..files.roots import ResolvedPath
 from ..locate.terms import terms
 from ..progress import report
 from ..readers.base import PASSAGE_BYTES
+from . import filerows
 from .collection import MAX_CONTENT_BYTES, FileEntry
+from .filerows import FileRows
 
 INDEX_HEAD_BYTES = 65_536
 #: Definitions are looked for in this much of each file (a 34 KB median source file fits whole).
@@ -174,64 +177,65 @@ def vendored_roots(paths: list[str], releases: set[str]) -> tuple[str, ...]:
 class FileIndex:
     """BM25 over files (path terms three times, then the head) and the names each file defines."""
 
-    def __init__(self, files: list[FileEntry], features: list[FileFeatures], *, pending: int = 0) -> None:
+    def __init__(self, files: list[FileEntry], rows: FileRows, *, pending: int = 0) -> None:
         self.files = files
-        self.features = features
+        self.words = rows.words
         #: Files of the folder not indexed yet: indexing ran out of its time budget (see build).
         self.pending = pending
         #: Seconds the build took past reading files (building these arrays; a store adds its save).
         self.post_seconds = 0.0
-        # Built by C-level passes over all (file, term) pairs, never a Python loop per pair: at 50,000
-        # files that loop was most of a warm search.
-        words = list(itertools.chain.from_iterable(f.counts for f in features))
-        self.vocab = vocab = {word: n for n, word in enumerate(dict.fromkeys(words))}
-        cols = np.fromiter(map(vocab.__getitem__, words), dtype=np.int64, count=len(words))
-        tfs = np.fromiter(
-            itertools.chain.from_iterable(f.counts.values() for f in features), dtype=np.float64, count=len(words)
-        )
-        rows = np.repeat(np.arange(len(features), dtype=np.int64), [len(f.counts) for f in features])
-        order = np.argsort(cols, kind="stable")
-        self._docs = rows[order]
-        self._tfs = tfs[order]
-        self._starts = np.searchsorted(cols[order], np.arange(len(vocab) + 1))
-        plain = np.fromiter((not word.startswith(REF) for word in vocab), dtype=np.float64, count=len(vocab))
-        lengths = np.bincount(rows, weights=tfs * plain[cols], minlength=len(features)).astype(np.float64)
-        mean = float(lengths.mean()) if len(features) and lengths.mean() > 0 else 1.0
+        self.vocab = {word: n for n, word in enumerate(rows.words)}
+        self._docs, self._tfs, self._starts = filerows.by_term(rows)
+        # A file's length counts its words, not the code names it uses (those never meet a query term).
+        plain = np.fromiter((not word.startswith(REF) for word in rows.words), dtype=bool, count=len(rows.words))
+        entry_files = np.repeat(np.arange(rows.count, dtype=np.int64), np.diff(rows.ptr))
+        lengths = np.bincount(entry_files, weights=rows.tfs * plain[rows.term_ids], minlength=rows.count)
+        mean = float(lengths.mean()) if rows.count and lengths.mean() > 0 else 1.0
         self._norm = _K1 * (1 - _B + _B * lengths / mean)
+        self._names, self._lines, self._sym_ptr = rows.names, rows.lines, rows.sym_ptr
         self.defines: dict[str, list[tuple[int, int]]] = {}
-        for number, feature in enumerate(features):
-            for name, line in feature.symbols:
+        for number in range(rows.count):
+            for name, line in rows.symbols(number):
                 self.defines.setdefault(name, []).append((number, line))
-        self.defines_folded: dict[str, set[str]] = {}
+        # case-folded name -> the names folding to it (tuples: a set per name cost 35 MB at 28,000 files)
+        self.defines_folded: dict[str, tuple[str, ...]] = {}
         for name in self.defines:
-            self.defines_folded.setdefault(name.casefold(), set()).add(name)
-        self.vendored_roots = vendored_roots([f.path for f in files], {f.path for f in features if RELEASE in f.counts})
+            folded = name.casefold()
+            self.defines_folded[folded] = (*self.defines_folded.get(folded, ()), name)
+        released, _ = self.postings(RELEASE)
+        self.vendored_roots = vendored_roots([f.path for f in files], {files[n].path for n in released.tolist()})
 
     @classmethod
     def build(
         cls,
         directory: ResolvedPath,
         files: list[FileEntry],
-        known: dict[str, FileFeatures] | None = None,
+        known: Known | None = None,
         *,
         extract: Extractor | None = None,
         budget: float | None = None,
         first: Sequence[str] = (),
         cost_per_file: float = 0.0,
     ) -> FileIndex:
-        """Index `files`, reusing from `known` (path -> features) every file whose size and mtime are
-        unchanged; the others are read by `extract` (the server's runs in a worker), else here.
+        """Index `files`, reusing from `known` (an earlier index, in memory or stored) every file whose
+        size, mtime and type are unchanged; the others are read by `extract` (the server's runs in a
+        worker), else here.
 
         With `budget` (seconds), new files are read CHUNK_FILES at a time, those whose paths hold the
         most of the terms `first` first, until the budget is spent, keeping `cost_per_file` seconds for
         each file the index will hold (the work after reading grows with it): the rest are left out of
-        this index and counted in `pending` (a later build, given these features as `known`, goes on)."""
+        this index and counted in `pending` (a later build, given this index as `known`, goes on)."""
         kept = [f for f in files if f.type not in _SKIPPED_TYPES]
-        reused: dict[str, FileFeatures] = {}
+        rows_of = known.rows_by_path() if known is not None else {}
+        reused: dict[str, int] = {}
         for entry in kept:
-            old = (known or {}).get(entry.path)
-            if old is not None and (old.size, old.mtime_ns, old.type) == (entry.size, entry.mtime_ns, entry.type):
-                reused[entry.path] = old
+            row, before = rows_of.get(entry.path, (-1, None))
+            if before is not None and (before.size, before.mtime_ns, before.type) == (
+                entry.size,
+                entry.mtime_ns,
+                entry.type,
+            ):
+                reused[entry.path] = row
         missing = [entry for entry in kept if entry.path not in reused]
         read = extract or extract_features
         if budget is None or len(missing) <= CHUNK_FILES:
@@ -245,10 +249,25 @@ class FileIndex:
             )
         started = time.monotonic()
         indexed = [entry for entry in kept if entry.path in reused or entry.path in fresh]
-        features = [reused.get(entry.path) or fresh[entry.path] for entry in indexed]
-        built = cls(indexed, features, pending=len(kept) - len(indexed))
+        old = [e.path for e in indexed if e.path in reused]
+        if known is not None and known.index is not None and not fresh and known.index.files == indexed:
+            return known.index  # nothing changed since that index was built (nothing was pending either)
+        rows = _joined_rows(known, [reused[path] for path in old], list(fresh.values()))
+        # `rows` holds the reused rows first, then the fresh ones (in reading order): back to the walk's order.
+        place = {path: n for n, path in enumerate(old + list(fresh))}
+        rows = filerows.take(rows, np.fromiter((place[e.path] for e in indexed), dtype=np.int64, count=len(indexed)))
+        built = cls(indexed, filerows.without_unused_words(rows), pending=len(kept) - len(indexed))
         built.post_seconds = time.monotonic() - started
+        built.changed = bool(fresh) or known is None or len(indexed) != known.count
         return built
+
+    #: Set by build: whether this index differs from the `known` it was built from (a store saves it then).
+    changed = True
+
+    def rows(self) -> FileRows:
+        """This index's rows (what the store saves and a rebuild reuses)."""
+        ptr, term_ids, tfs = filerows.by_file(self._docs, self._tfs, self._starts, len(self.files))
+        return FileRows(self.words, ptr, term_ids, tfs, self._names, self._lines, self._sym_ptr)
 
     def bm25(self, query_terms: list[str] | tuple[str, ...]) -> np.ndarray:
         """One BM25 score per file (zeros when no term is known)."""
@@ -259,16 +278,18 @@ class FileIndex:
             if term is None or word.startswith(REF):
                 continue
             first, last = int(self._starts[term]), int(self._starts[term + 1])
-            docs, tfs = self._docs[first:last], self._tfs[first:last]
+            docs, tfs = self._docs[first:last], self._tfs[first:last].astype(np.float64)
             idf = np.log(1 + (count - len(docs) + 0.5) / (len(docs) + 0.5))
             scores[docs] += idf * tfs * (_K1 + 1) / (tfs + self._norm[docs])
         return scores
 
     @property
     def approx_bytes(self) -> int:
-        """Memory held, roughly: about 130 bytes per (file, term) entry in dicts and arrays, plus names."""
-        entries = int(self._docs.size)
-        return 130 * entries + 100 * len(self.vocab) + 120 * sum(len(f.symbols) for f in self.features)
+        """Memory held, roughly: the arrays, 140 bytes per word (its string, list slot and vocabulary entry),
+        300 per definition (its name and its entries in `defines`) and 200 per file's record (measured with
+        tracemalloc on 28,000 files of installed packages: 292 MB held, this says 293)."""
+        arrays = self._docs.nbytes + self._tfs.nbytes + self._starts.nbytes + self._norm.nbytes + self._lines.nbytes
+        return arrays + 140 * len(self.words) + 300 * len(self._names) + 200 * len(self.files)
 
     def document_frequency(self, word: str) -> int:
         term = self.vocab.get(word)
@@ -282,7 +303,7 @@ class FileIndex:
         """(files, counts) of the files whose terms hold `word` (a term as locate.terms makes it)."""
         term = self.vocab.get(word)
         if term is None:
-            return np.zeros(0, dtype=np.int64), np.zeros(0)
+            return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
         first, last = int(self._starts[term]), int(self._starts[term + 1])
         return self._docs[first:last], self._tfs[first:last]
 
@@ -302,39 +323,68 @@ class FileIndex:
 
     # -- persistence ---------------------------------------------------------------------------------
     def save(self, path: Path) -> None:
-        """Write the per-file features as arrays (no pickles), whole or not at all."""
+        """Write the rows as arrays (no pickles), whole or not at all."""
         from ..files.atomicfile import write_atomically
 
-        vocab: dict[str, int] = {}
-        indptr, term_ids, tfs, names, lines, sym_ptr = [0], [], [], [], [], [0]
-        for feature in self.features:
-            for word, count in feature.counts.items():
-                term_ids.append(vocab.setdefault(word, len(vocab)))
-                tfs.append(count)
-            indptr.append(len(term_ids))
-            for name, line in feature.symbols:
-                names.append(name)
-                lines.append(line)
-            sym_ptr.append(len(names))
+        rows = self.rows()
         header = {
             "format": FORMAT,
-            "files": [[f.path, f.size, f.mtime_ns, f.type] for f in self.features],
-            "vocab": list(vocab),
-            "names": names,
+            "files": [[f.path, f.size, f.mtime_ns, f.type] for f in self.files],
+            "vocab": rows.words,
+            "names": rows.names,
         }
-        import io
-
         buffer = io.BytesIO()
         np.savez_compressed(
             buffer,
             header=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8),
-            indptr=np.asarray(indptr, dtype=np.int64),
-            term_ids=np.asarray(term_ids, dtype=np.int32),
-            tfs=np.asarray(tfs, dtype=np.int32),
-            lines=np.asarray(lines, dtype=np.int32),
-            sym_ptr=np.asarray(sym_ptr, dtype=np.int64),
+            indptr=rows.ptr,
+            term_ids=rows.term_ids,
+            tfs=rows.tfs,
+            lines=rows.lines,
+            sym_ptr=rows.sym_ptr,
         )
         write_atomically(path, buffer.getvalue())
+
+
+@dataclass(frozen=True, slots=True)
+class Known:
+    """What a build may reuse: an earlier index in memory, or the rows and files a store saved."""
+
+    files: list[FileEntry]
+    index: FileIndex | None = None
+    saved: FileRows | None = None
+
+    @property
+    def count(self) -> int:
+        return len(self.files)
+
+    def rows_by_path(self) -> dict[str, tuple[int, FileEntry]]:
+        return {entry.path: (n, entry) for n, entry in enumerate(self.files)}
+
+    def rows(self) -> FileRows:
+        if self.saved is not None:
+            return self.saved
+        assert self.index is not None
+        return self.index.rows()
+
+    @classmethod
+    def of(cls, index: FileIndex) -> Known:
+        return cls(index.files, index=index)
+
+
+def _joined_rows(known: Known | None, reused: list[int], fresh: list[FileFeatures]) -> FileRows:
+    """The reused rows of `known` (in that order), then rows for `fresh`, over one new word list (the
+    known index's own list and vocabulary are copied, never extended: it may still be in use)."""
+    if known is not None and reused:
+        base = known.rows()
+        words = list(base.words)
+        vocab = dict(known.index.vocab) if known.index is not None else {word: n for n, word in enumerate(words)}
+        old = replace(filerows.take(base, np.asarray(reused, dtype=np.int64)), words=words)
+    else:
+        words, vocab = [], {}
+        old = filerows.empty(words)
+    new = filerows.from_counts([f.counts for f in fresh], [f.symbols for f in fresh], words, vocab)
+    return filerows.join(old, new)
 
 
 def _path_order(entries: list[FileEntry], first: Sequence[str]) -> list[FileEntry]:
@@ -361,34 +411,38 @@ def _read_within(
     return out
 
 
-def load_features(path: Path) -> dict[str, FileFeatures]:
-    """The features saved at `path` by path; empty when missing, of another format, or malformed."""
+def load_saved(path: Path) -> Known | None:
+    """The files and rows saved at `path`; None when missing, of another format, or malformed."""
     try:
         with path.open("rb") as handle, np.load(handle, allow_pickle=False) as stored:
             header = json.loads(bytes(stored["header"]).decode())
             if header.get("format") != FORMAT:
-                return {}
-            indptr, term_ids, tfs = stored["indptr"], stored["term_ids"], stored["tfs"]
-            lines, sym_ptr = stored["lines"], stored["sym_ptr"]
+                return None
+            arrays = [stored[k] for k in ("indptr", "term_ids", "tfs", "lines", "sym_ptr")]
     except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, json.JSONDecodeError, EOFError):
-        return {}
-    vocab: list[str] = header["vocab"]
-    names: list[str] = header["names"]
-    out: dict[str, FileFeatures] = {}
+        return None
     try:
-        for number, (rel, size, mtime_ns, kind) in enumerate(header["files"]):
-            first, last = int(indptr[number]), int(indptr[number + 1])
-            counts = {
-                vocab[t]: int(c) for t, c in zip(term_ids[first:last].tolist(), tfs[first:last].tolist(), strict=True)
-            }
-            s_first, s_last = int(sym_ptr[number]), int(sym_ptr[number + 1])
-            symbols = tuple(zip(names[s_first:s_last], lines[s_first:s_last].tolist(), strict=True))
-            out[str(rel)] = FileFeatures(
-                path=str(rel), size=int(size), mtime_ns=int(mtime_ns), type=str(kind), counts=counts, symbols=symbols
-            )
+        files = [FileEntry(path=str(p), size=int(s), type=str(t), mtime_ns=int(m)) for p, s, m, t in header["files"]]
+        words, names = [str(w) for w in header["vocab"]], [str(n) for n in header["names"]]
+        ptr, sym_ptr = arrays[0].astype(np.int64), arrays[4].astype(np.int64)
+        term_ids, tfs, lines = (a.astype(np.int32) for a in arrays[1:4])
+        _check(len(files), len(words), len(names), ptr, term_ids, tfs, lines, sym_ptr)
     except (IndexError, ValueError, TypeError):
-        return {}
-    return out
+        return None
+    return Known(files, saved=FileRows(words, ptr, term_ids, tfs, names, lines, sym_ptr))
+
+
+def _check(files: int, words: int, names: int, *arrays: np.ndarray) -> None:
+    """Refuse saved rows whose arrays do not fit together (a damaged or planted file)."""
+    ptr, term_ids, tfs, lines, sym_ptr = arrays
+    if ptr.ndim != 1 or len(ptr) != files + 1 or len(sym_ptr) != files + 1 or ptr[0] != 0 or sym_ptr[0] != 0:
+        raise ValueError("row offsets do not match the files")
+    if np.any(np.diff(ptr) < 0) or np.any(np.diff(sym_ptr) < 0):
+        raise ValueError("row offsets go backwards")
+    if ptr[-1] != len(term_ids) or len(tfs) != len(term_ids) or sym_ptr[-1] != len(lines) or len(lines) != names:
+        raise ValueError("row offsets do not match the entries")
+    if len(term_ids) and (term_ids.min() < 0 or term_ids.max() >= words):
+        raise ValueError("a term id outside the vocabulary")
 
 
 def file_index_bytes(index: FileIndex) -> int:

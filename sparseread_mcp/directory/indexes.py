@@ -17,7 +17,7 @@ from .. import deadline, progress
 from ..files.artifacts import LruCache
 from ..files.roots import ResolvedPath
 from .collection import FileEntry, Inventory
-from .fileindex import FileFeatures, FileIndex, file_index_bytes
+from .fileindex import FileFeatures, FileIndex, Known, file_index_bytes
 from .repoindex import RepoIndexStore
 
 #: The share of a call's time left that reading new files may take on a folder not timed yet: the rest of
@@ -39,6 +39,8 @@ class FolderIndexes:
         self._extract = extract
         self.store = store  # None: not kept on disk
         self._built: LruCache[str, FileIndex] = LruCache(8, max_bytes=cache_bytes, weigh=file_index_bytes)
+        # folder -> the fingerprint of its newest index in `_built`: a changed tree's rebuild reuses it
+        self._latest: LruCache[str, str] = LruCache(64)
         # folder -> seconds per indexed file that building and answering took after reading
         self._costs: LruCache[str, float] = LruCache(64)
 
@@ -52,15 +54,14 @@ class FolderIndexes:
         with progress.preparing(
             f"the index of {inventory.root_path or '.'}/ ({len(inventory.files)} files)", large=large
         ):
-            if budget is None:
-                return self._built.get_or_build(inventory.fingerprint, lambda: self._build(base, inventory))
             if found is not None:
                 return found
             built = self._build(base, inventory, budget=budget, first=first, cost_per_file=cost or 0.0)
-            if built.files:
+            if built.files and budget is not None:
                 self._costs.put(inventory.root_path, POST_FACTOR * built.post_seconds / len(built.files))
             if not built.pending:
                 self._built.put(inventory.fingerprint, built)
+                self._latest.put(inventory.root_path, inventory.fingerprint)
             return built
 
     def _build(
@@ -75,8 +76,11 @@ class FolderIndexes:
         extract: Callable[[ResolvedPath, list[FileEntry]], list[FileFeatures]] = partial(
             self._extract, label=f"{inventory.root_path or '.'}/"
         )
+        latest = self._latest.get(inventory.root_path)
+        previous = self._built.get(latest) if latest is not None else None
+        known = Known.of(previous) if previous is not None else None
         if self.store is None:
-            return FileIndex.build(base, inventory.files, extract=extract)
+            return FileIndex.build(base, inventory.files, known, extract=extract)
         return self.store.index(
-            base, inventory.files, extract=extract, budget=budget, first=first, cost_per_file=cost_per_file
+            base, inventory.files, known=known, extract=extract, budget=budget, first=first, cost_per_file=cost_per_file
         )

@@ -1,8 +1,10 @@
 """Directory indexes kept on disk, one per directory, so a new session on a known tree starts warm.
 
-A stored index holds each file's features with the (size, mtime) they were read at (see fileindex.py):
-a new session lists the tree as usual, keeps every unchanged file's features and file type, reads
-only the files that changed or appeared, and writes the index back when anything changed. Stored
+A stored index holds each file's rows with the (size, mtime) they were read at (see fileindex.py and
+filerows.py): a new session lists the tree as usual, keeps every unchanged file's rows and file type,
+reads only the files that changed or appeared, and writes the index back when anything changed. Nothing
+of it is kept in memory here but the stored files' types: the index itself is kept, within the cache
+budget, by the engine's FolderIndexes, which hands it back as `known` for the next build. Stored
 indexes live under `cache_dir/repoindex`, never inside a root (anyone who can write under a root could
 otherwise plant one), and are arrays and JSON, never pickles.
 """
@@ -22,7 +24,7 @@ from ..config import Settings
 from ..files.artifacts import LruCache
 from ..files.roots import ResolvedPath, Roots
 from .collection import FileEntry
-from .fileindex import Extractor, FileFeatures, FileIndex, load_features
+from .fileindex import Extractor, FileIndex, Known, load_saved
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +37,9 @@ class RepoIndexStore:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self._loaded: LruCache[str, dict[str, FileFeatures]] = LruCache(4)
+        # directory -> path -> (size, mtime, type) of its stored files: a new session's walk opens no
+        # unchanged file to learn its type (a few hundred bytes a file; the rows stay on disk)
+        self._types: LruCache[str, dict[str, tuple[int, int, str]]] = LruCache(8)
         self._lock = threading.Lock()
         self.loads = 0
         self.saves = 0
@@ -54,58 +58,61 @@ class RepoIndexStore:
         digest = hashlib.sha256(str(directory.absolute).encode("utf-8", "surrogateescape")).hexdigest()
         return self.folder / f"{digest[:32]}.npz"
 
-    def stored(self, directory: ResolvedPath) -> dict[str, FileFeatures]:
-        """The stored features of `directory` by relative path (empty when none)."""
-        key = str(directory.absolute)
+    def stored(self, directory: ResolvedPath) -> Known | None:
+        """The stored files and rows of `directory` (None when none)."""
+        path = self.path_for(directory)
         with self._lock:
-            found = self._loaded.get(key)
-            if found is None:
-                path = self.path_for(directory)
-                found = load_features(path)
-                self.loads += 1
-                if found:
-                    with contextlib.suppress(OSError):
-                        os.utime(path)  # recently used: pruned last
-                self._loaded.put(key, found)
-            return found
+            self.loads += 1
+        found = load_saved(path)
+        if found is not None:
+            with contextlib.suppress(OSError):
+                os.utime(path)  # recently used: pruned last
+            self._remember_types(directory, found)
+        return found
 
     def fill_types(self, directory: ResolvedPath, types: dict[tuple[str, int, int], str]) -> None:
         """Add the stored file types (keyed as build_inventory keys them) so an unchanged file is not opened."""
+        known = self._types.get(str(directory.absolute))
+        if known is None:
+            self.stored(directory)
+            known = self._types.get(str(directory.absolute)) or {}
         prefix = "" if directory.relative == "." else directory.relative
-        for rel, feature in self.stored(directory).items():
-            types.setdefault((f"{prefix}/{rel}", feature.size, feature.mtime_ns), feature.type)
+        for rel, (size, mtime_ns, kind) in known.items():
+            types.setdefault((f"{prefix}/{rel}", size, mtime_ns), kind)
 
     def index(
         self,
         directory: ResolvedPath,
         files: list[FileEntry],
         *,
+        known: Known | None = None,
         extract: Extractor | None = None,
         budget: float | None = None,
         first: Sequence[str] = (),
         cost_per_file: float = 0.0,
     ) -> FileIndex:
-        """The index of `files`: stored features where unchanged, the rest read now (by `extract`, within
-        `budget` seconds: see FileIndex.build); saved when anything changed, so a partial index grows with
-        each call until it covers the folder."""
-        known = self.stored(directory)
+        """The index of `files`: rows of `known` (an index still in memory), else of the stored index,
+        where unchanged, the rest read now (by `extract`, within `budget` seconds: see FileIndex.build);
+        saved when anything changed, so a partial index grows with each call until it covers the folder."""
+        if known is None:
+            known = self.stored(directory)
         built = FileIndex.build(
             directory, files, known, extract=extract, budget=budget, first=first, cost_per_file=cost_per_file
         )
         started = time.monotonic()
-        fresh = {f.path: f for f in built.features}
-        changed = len(fresh) != len(known) or any(known.get(p) is not f for p, f in fresh.items())
-        if changed:
+        if built.changed and (known is None or built is not known.index):
             try:
                 built.save(self.path_for(directory))
                 self.saves += 1
                 self.prune()
             except OSError as exc:  # a read-only cache folder costs the warm start, nothing else
                 logger.warning("cannot keep the index of %s: %s", directory.relative, exc)
-            with self._lock:
-                self._loaded.put(str(directory.absolute), fresh)
+            self._remember_types(directory, Known.of(built))
         built.post_seconds += time.monotonic() - started
         return built
+
+    def _remember_types(self, directory: ResolvedPath, known: Known) -> None:
+        self._types.put(str(directory.absolute), {f.path: (f.size, f.mtime_ns, f.type) for f in known.files})
 
     def prune(self) -> None:
         """Keep the MAX_STORED most recently used stored indexes, remove the rest."""

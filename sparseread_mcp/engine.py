@@ -67,7 +67,9 @@ class ReadEngine:
         self.index_cache = IndexCache(settings.cache_dir, roots=self.roots) if isinstance(settings.store, str) else None
         self.locators = LocatorSet(semantic_model=settings.semantic_model, cache_dir=settings.cache_dir)
         self.locator = self.locators.get("bm25")  # refine, verify and directories locate with BM25
-        cache_bytes = settings.cache_mb * 1024 * 1024  # 3/4 for parsed files, 1/4 for directory indexes
+        # Half for parsed files, half for directory indexes: by default that holds one index of a tree at
+        # the walk cap (19,216 files of installed packages: 242 MB), which is otherwise read back each call.
+        cache_bytes = settings.cache_mb * 1024 * 1024
         self._full_tokens: LruCache[str, int] = LruCache(512)
         self.revisions = Revisions(self.roots)  # earlier versions: git for commits, memory for content hashes
         self.files = OpenedFiles(
@@ -77,7 +79,7 @@ class ReadEngine:
             revisions=self.revisions,
             workers=self.workers,
             index_cache=self.index_cache,
-            cache_bytes=cache_bytes * 3 // 4,
+            cache_bytes=cache_bytes // 2,
         )
         self.answers = FileAnswers(
             settings=settings,
@@ -95,7 +97,7 @@ class ReadEngine:
         self.indexes = FolderIndexes(
             lambda base, entries, *, label: self.files.extract_features(base, entries, label=label),
             self.repo_indexes,
-            cache_bytes // 4,
+            cache_bytes // 2,
         )
 
     @property

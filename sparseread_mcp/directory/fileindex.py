@@ -10,15 +10,13 @@ update keeps every file whose (size, mtime) is unchanged and reads only the othe
 
 from __future__ import annotations
 
-import io
 import itertools
-import json
 import re
 import time
-import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -38,8 +36,6 @@ INDEX_HEAD_BYTES = 65_536
 SYMBOL_BYTES = 262_144
 #: At most this many names per file (a generated file with thousands adds nothing to a ranking).
 MAX_SYMBOLS = 2_000
-#: Bump when the saved arrays change meaning.
-FORMAT = 4
 _SKIPPED_TYPES = frozenset({"binary", "unreadable"})
 _NO_CONTENT = frozenset({"pdf", "table", "xlsx", "parquet"})
 # One definition per line, keyword then name; linear patterns (no nesting), run on at most SYMBOL_BYTES.
@@ -61,6 +57,9 @@ _RELEASE_LINE = re.compile(rb"^__version__[ \t]*(?::[^=\n]{0,80})?=", re.MULTILI
 #: Licence files name a separately released tree as well.
 _LICENSE_STEMS = ("license", "licence", "copying")
 _K1, _B = 1.2, 0.75
+#: Memory of what FileIndex.derived keeps, per file (its file-name structures: 41 MB at 28,000 files).
+DERIVED_BYTES = 1_600
+T = TypeVar("T")
 #: Files read per worker call when indexing runs under a time budget (the budget is checked between calls).
 CHUNK_FILES = 400
 
@@ -264,6 +263,14 @@ class FileIndex:
     #: Set by build: whether this index differs from the `known` it was built from (a store saves it then).
     changed = True
 
+    def derived(self, key: tuple[object, ...], make: Callable[[], T]) -> T:
+        """What `make` works out from this index's files alone (its file names), once per index: a later
+        search of the same tree reuses it. Counted in approx_bytes (DERIVED_BYTES a file)."""
+        memo: dict[tuple[object, ...], Any] = self.__dict__.setdefault("_derived", {})
+        if key not in memo:
+            memo[key] = make()
+        return cast(T, memo[key])
+
     def rows(self) -> FileRows:
         """This index's rows (what the store saves and a rebuild reuses)."""
         ptr, term_ids, tfs = filerows.by_file(self._docs, self._tfs, self._starts, len(self.files))
@@ -289,7 +296,7 @@ class FileIndex:
         300 per definition (its name and its entries in `defines`) and 200 per file's record (measured with
         tracemalloc on 28,000 files of installed packages: 292 MB held, this says 293)."""
         arrays = self._docs.nbytes + self._tfs.nbytes + self._starts.nbytes + self._norm.nbytes + self._lines.nbytes
-        return arrays + 140 * len(self.words) + 300 * len(self._names) + 200 * len(self.files)
+        return arrays + 140 * len(self.words) + 300 * len(self._names) + (200 + DERIVED_BYTES) * len(self.files)
 
     def document_frequency(self, word: str) -> int:
         term = self.vocab.get(word)
@@ -321,29 +328,9 @@ class FileIndex:
         top = float(scores[order[0]])
         return [(self.files[i], float(scores[i]) / top) for i in order if scores[i] > 0]
 
-    # -- persistence ---------------------------------------------------------------------------------
     def save(self, path: Path) -> None:
-        """Write the rows as arrays (no pickles), whole or not at all."""
-        from ..files.atomicfile import write_atomically
-
-        rows = self.rows()
-        header = {
-            "format": FORMAT,
-            "files": [[f.path, f.size, f.mtime_ns, f.type] for f in self.files],
-            "vocab": rows.words,
-            "names": rows.names,
-        }
-        buffer = io.BytesIO()
-        np.savez_compressed(
-            buffer,
-            header=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8),
-            indptr=rows.ptr,
-            term_ids=rows.term_ids,
-            tfs=rows.tfs,
-            lines=rows.lines,
-            sym_ptr=rows.sym_ptr,
-        )
-        write_atomically(path, buffer.getvalue())
+        """Write this index's files and rows (see filerows.save)."""
+        filerows.save(path, self.files, self.rows())
 
 
 @dataclass(frozen=True, slots=True)
@@ -413,36 +400,8 @@ def _read_within(
 
 def load_saved(path: Path) -> Known | None:
     """The files and rows saved at `path`; None when missing, of another format, or malformed."""
-    try:
-        with path.open("rb") as handle, np.load(handle, allow_pickle=False) as stored:
-            header = json.loads(bytes(stored["header"]).decode())
-            if header.get("format") != FORMAT:
-                return None
-            arrays = [stored[k] for k in ("indptr", "term_ids", "tfs", "lines", "sym_ptr")]
-    except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, json.JSONDecodeError, EOFError):
-        return None
-    try:
-        files = [FileEntry(path=str(p), size=int(s), type=str(t), mtime_ns=int(m)) for p, s, m, t in header["files"]]
-        words, names = [str(w) for w in header["vocab"]], [str(n) for n in header["names"]]
-        ptr, sym_ptr = arrays[0].astype(np.int64), arrays[4].astype(np.int64)
-        term_ids, tfs, lines = (a.astype(np.int32) for a in arrays[1:4])
-        _check(len(files), len(words), len(names), ptr, term_ids, tfs, lines, sym_ptr)
-    except (IndexError, ValueError, TypeError):
-        return None
-    return Known(files, saved=FileRows(words, ptr, term_ids, tfs, names, lines, sym_ptr))
-
-
-def _check(files: int, words: int, names: int, *arrays: np.ndarray) -> None:
-    """Refuse saved rows whose arrays do not fit together (a damaged or planted file)."""
-    ptr, term_ids, tfs, lines, sym_ptr = arrays
-    if ptr.ndim != 1 or len(ptr) != files + 1 or len(sym_ptr) != files + 1 or ptr[0] != 0 or sym_ptr[0] != 0:
-        raise ValueError("row offsets do not match the files")
-    if np.any(np.diff(ptr) < 0) or np.any(np.diff(sym_ptr) < 0):
-        raise ValueError("row offsets go backwards")
-    if ptr[-1] != len(term_ids) or len(tfs) != len(term_ids) or sym_ptr[-1] != len(lines) or len(lines) != names:
-        raise ValueError("row offsets do not match the entries")
-    if len(term_ids) and (term_ids.min() < 0 or term_ids.max() >= words):
-        raise ValueError("a term id outside the vocabulary")
+    found = filerows.load(path)
+    return None if found is None else Known(found[0], saved=found[1])
 
 
 def file_index_bytes(index: FileIndex) -> int:

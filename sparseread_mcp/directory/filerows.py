@@ -10,11 +10,20 @@ dictionary per file held 274 MB and rebuilding the search arrays from them took 
 
 from __future__ import annotations
 
+import io
 import itertools
+import json
+import zipfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
+
+from .collection import FileEntry
+
+#: Bump when the saved arrays change meaning.
+FORMAT = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,3 +157,62 @@ def _gather(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     offsets = np.repeat(starts.astype(np.int64) - _offsets(lengths)[:-1], lengths)
     out: np.ndarray = np.arange(total, dtype=np.int64) + offsets
     return out
+
+
+def save(path: Path, files: list[FileEntry], rows: FileRows) -> None:
+    """Write `files` and their rows as arrays and JSON (no pickles), whole or not at all."""
+    from ..files.atomicfile import write_atomically
+
+    header = {
+        "format": FORMAT,
+        "files": [[f.path, f.size, f.mtime_ns, f.type] for f in files],
+        "vocab": rows.words,
+        "names": rows.names,
+    }
+    buffer = io.BytesIO()
+    np.savez_compressed(
+        buffer,
+        header=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8),
+        indptr=rows.ptr,
+        term_ids=rows.term_ids,
+        tfs=rows.tfs,
+        lines=rows.lines,
+        sym_ptr=rows.sym_ptr,
+    )
+    write_atomically(path, buffer.getvalue())
+
+
+def load(path: Path) -> tuple[list[FileEntry], FileRows] | None:
+    """The files and rows saved at `path`; None when missing, of another format, or malformed (loaded
+    with allow_pickle=False, and every offset and id checked: a planted file can make a wrong ranking,
+    never run code or index out of bounds)."""
+    try:
+        with path.open("rb") as handle, np.load(handle, allow_pickle=False) as stored:
+            header = json.loads(bytes(stored["header"]).decode())
+            if header.get("format") != FORMAT:
+                return None
+            arrays = [stored[k] for k in ("indptr", "term_ids", "tfs", "lines", "sym_ptr")]
+    except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, json.JSONDecodeError, EOFError):
+        return None
+    try:
+        files = [FileEntry(path=str(p), size=int(s), type=str(t), mtime_ns=int(m)) for p, s, m, t in header["files"]]
+        words, names = [str(w) for w in header["vocab"]], [str(n) for n in header["names"]]
+        ptr, sym_ptr = arrays[0].astype(np.int64), arrays[4].astype(np.int64)
+        term_ids, tfs, lines = (a.astype(np.int32) for a in arrays[1:4])
+        _check(len(files), len(words), len(names), ptr, term_ids, tfs, lines, sym_ptr)
+    except (IndexError, ValueError, TypeError):
+        return None
+    return files, FileRows(words, ptr, term_ids, tfs, names, lines, sym_ptr)
+
+
+def _check(files: int, words: int, names: int, *arrays: np.ndarray) -> None:
+    """Refuse saved rows whose arrays do not fit together (a damaged or planted file)."""
+    ptr, term_ids, tfs, lines, sym_ptr = arrays
+    if ptr.ndim != 1 or len(ptr) != files + 1 or len(sym_ptr) != files + 1 or ptr[0] != 0 or sym_ptr[0] != 0:
+        raise ValueError("row offsets do not match the files")
+    if np.any(np.diff(ptr) < 0) or np.any(np.diff(sym_ptr) < 0):
+        raise ValueError("row offsets go backwards")
+    if ptr[-1] != len(term_ids) or len(tfs) != len(term_ids) or sym_ptr[-1] != len(lines) or len(lines) != names:
+        raise ValueError("row offsets do not match the entries")
+    if len(term_ids) and (term_ids.min() < 0 or term_ids.max() >= words):
+        raise ValueError("a term id outside the vocabulary")

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from counted_reads import count_reads
 
 from sparseread_mcp.config import Settings
 from sparseread_mcp.directory import fileindex
@@ -83,14 +84,7 @@ def test_a_change_in_the_same_session_rereads_one_file_and_reuses_the_index_in_m
     changed = repo / "pkg" / "other3.py"
     changed.write_text("def rotate_quaternion(q):\n    return q\n")
     os.utime(changed, ns=(1, 1))
-    reads: list[str] = []
-    original = engine.files.extract_features
-
-    def counting(directory: Any, entries: list[fileindex.FileEntry], *, label: str) -> list[fileindex.FileFeatures]:
-        reads.extend(entry.path for entry in entries)
-        return original(directory, entries, label=label)
-
-    monkeypatch.setattr(engine.files, "extract_features", counting)
+    reads = count_reads(engine, monkeypatch)
     pack = engine.read("s2", ReadRequest(target=".", intent=Intent(goal="rotate_quaternion is slow")))
     assert reads == ["pkg/other3.py"]
     assert store.loads == loads  # the index in memory was reused, not the stored one read back

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
+from counted_reads import count_reads
 
 from sparseread_mcp.config import Settings
 from sparseread_mcp.directory import fileindex, filenames, filerank
@@ -96,15 +96,8 @@ def test_a_new_session_starts_from_the_stored_index_and_rereads_only_a_changed_f
     changed = repo / "src" / "pkg" / "other3.py"
     changed.write_text("def rotate_quaternion(q):\n    return q\n")
     os.utime(changed, ns=(1, 1))  # a different mtime whatever the clock's resolution
-    reads: list[str] = []
     engine = _engine(repo, cache)  # a new session: nothing in memory
-    original = engine.files.extract_features  # what is sent to a worker to be read
-
-    def counting(directory: Any, entries: list[fileindex.FileEntry], *, label: str) -> list[fileindex.FileFeatures]:
-        reads.extend(entry.path for entry in entries)
-        return original(directory, entries, label=label)
-
-    monkeypatch.setattr(engine.files, "extract_features", counting)
+    reads = count_reads(engine, monkeypatch)
     pack = engine.read("s", ReadRequest(target=".", intent=Intent(goal="rotate_quaternion is slow")))
     assert reads == ["src/pkg/other3.py"]
     assert pack.result is not None and pack.result.rows and pack.result.rows[0][0] == "src/pkg/other3.py"

@@ -183,6 +183,7 @@ class FileIndex:
         self.pending = pending
         #: Seconds the build took past reading files (building these arrays; a store adds its save).
         self.post_seconds = 0.0
+        self._derived: dict[tuple[object, ...], Any] = {}  # see derived()
         self.vocab = {word: n for n, word in enumerate(rows.words)}
         self._docs, self._tfs, self._starts = filerows.by_term(rows)
         # A file's length counts its words, not the code names it uses (those never meet a query term).
@@ -228,13 +229,9 @@ class FileIndex:
         rows_of = known.rows_by_path() if known is not None else {}
         reused: dict[str, int] = {}
         for entry in kept:
-            row, before = rows_of.get(entry.path, (-1, None))
-            if before is not None and (before.size, before.mtime_ns, before.type) == (
-                entry.size,
-                entry.mtime_ns,
-                entry.type,
-            ):
-                reused[entry.path] = row
+            prior = rows_of.get(entry.path)
+            if prior is not None and prior[1] == entry:  # the same path, size, mtime and type
+                reused[entry.path] = prior[0]
         missing = [entry for entry in kept if entry.path not in reused]
         read = extract or extract_features
         if budget is None or len(missing) <= CHUNK_FILES:
@@ -266,10 +263,9 @@ class FileIndex:
     def derived(self, key: tuple[object, ...], make: Callable[[], T]) -> T:
         """What `make` works out from this index's files alone (its file names), once per index: a later
         search of the same tree reuses it. Counted in approx_bytes (DERIVED_BYTES a file)."""
-        memo: dict[tuple[object, ...], Any] = self.__dict__.setdefault("_derived", {})
-        if key not in memo:
-            memo[key] = make()
-        return cast(T, memo[key])
+        if key not in self._derived:
+            self._derived[key] = make()
+        return cast(T, self._derived[key])
 
     def rows(self) -> FileRows:
         """This index's rows (what the store saves and a rebuild reuses)."""

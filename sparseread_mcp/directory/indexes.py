@@ -54,10 +54,14 @@ class FolderIndexes:
         with progress.preparing(
             f"the index of {inventory.root_path or '.'}/ ({len(inventory.files)} files)", large=large
         ):
+            if budget is None:  # no time rule: one build per fingerprint, however many sessions ask at once
+                built = self._built.get_or_build(inventory.fingerprint, lambda: self._build(base, inventory))
+                self._latest.put(inventory.root_path, inventory.fingerprint)
+                return built
             if found is not None:
                 return found
             built = self._build(base, inventory, budget=budget, first=first, cost_per_file=cost or 0.0)
-            if built.files and budget is not None:
+            if built.files:
                 self._costs.put(inventory.root_path, POST_FACTOR * built.post_seconds / len(built.files))
             if not built.pending:
                 self._built.put(inventory.fingerprint, built)

@@ -11,6 +11,8 @@ closest to the development branch the issue was filed against); an issue whose f
 release lacks is left out and counted. Every figure is per repository, macro over repositories and pooled,
 beside the plainest baselines on the same trees in the same run:
 
+* `served`: `sro_read` focus on the tree's root through `ReadEngine.read` (4,000 tokens, a new session per
+  issue): the files its answer lists, in order;
 * `default`: `rank_files` with the shipped weights (what a directory focus ranks by);
 * `rules off`: the same without the six rules added in issue 33 (the ranking before them);
 * `BM25 of the goal`: files by BM25 of the goal's words alone;
@@ -32,15 +34,15 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from bench.repo_loro import BEFORE, Case, gold_rank
+from bench.repo_loro import BEFORE, CANDIDATES, Case, gold_rank
 from sparseread_mcp.config import Settings
 from sparseread_mcp.directory.fileindex import FileIndex
-from sparseread_mcp.directory.filerank import DEFAULT_WEIGHTS, Weights, goal_cues
-from sparseread_mcp.engine import ReadEngine
+from sparseread_mcp.directory.filerank import DEFAULT_WEIGHTS, RULES, SIGNALS, Weights, goal_cues
+from sparseread_mcp.engine import ReadEngine, ReadRequest
 from sparseread_mcp.models import Intent
 from sparseread_mcp.protocol.intents import query_for
 
@@ -48,6 +50,8 @@ REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "bench" / "data" / "swebench_lite_other.jsonl"
 CACHE = Path(tempfile.gettempdir()) / "sparseread-repo-heldout"
 GOAL_CHARS = 1000
+#: The directory focus's budget, as bench/repo_bench.py gives it.
+SERVED_TOKENS = 4000
 #: The package registry's simple index (PEP 503): sdists are fetched from it, not built.
 INDEX = "https://pypi.org/simple"
 #: GitHub repository -> its PyPI project.
@@ -64,6 +68,13 @@ PROJECTS = {
 }
 BM25_ONLY = Weights(bm25=1.0, title=0.0, path=0.0, module=0.0, define=0.0, refs=0.0, tested=0.0, demoted=1.0)
 RANKINGS: dict[str, Weights] = {"default": DEFAULT_WEIGHTS, "rules off": BEFORE, "BM25 of the goal": BM25_ONLY}
+#: The default with one of issue 33's rules taken out: does each hold where it was not written?
+ABLATIONS: dict[str, Weights] = {
+    **{f"without the signal {name}": replace(DEFAULT_WEIGHTS, **{name: 0.0}) for name in SIGNALS},
+    **{
+        f"without {rule}": replace(DEFAULT_WEIGHTS, **{rule: type(getattr(DEFAULT_WEIGHTS, rule))(0)}) for rule in RULES
+    },
+}
 _SKIPPED_PARTS = frozenset({".git", "node_modules", "__pycache__"})
 
 
@@ -105,7 +116,7 @@ def sdists_of(project: str, cache: Path) -> dict[str, str]:
         found: dict[str, str] = {}
         for url in re.findall(r'href="([^"]+)"', page):
             filename = url.split("#")[0].rsplit("/", 1)[-1]
-            match = re.fullmatch(r"[A-Za-z0-9_.]+?-(\d[\d.]*)\.(?:tar\.gz|zip)", filename)
+            match = re.fullmatch(r"[A-Za-z0-9_.-]+?-(\d[\d.]*)\.(?:tar\.gz|zip)", filename)
             if match and match.group(1).rstrip(".") == match.group(1):
                 found.setdefault(match.group(1), url.split("#")[0])
         listing.write_text(json.dumps(found))
@@ -152,16 +163,31 @@ def _text_files(root: Path) -> list[Path]:
 class Tree:
     """One release: its file index (as a directory focus builds it) and its text files for grep."""
 
-    def __init__(self, root: Path, cache: Path) -> None:
+    def __init__(self, root: Path, cache: Path, *, texts: bool = True) -> None:
         self.root = root
-        engine = ReadEngine(Settings(roots=(root,), cache_dir=cache / "index", repo_index=False))
-        self.index: FileIndex = engine.file_index(engine.inventory("."))
+        # The index is kept on disk (a later run reads it back); the ranking is computed afresh each run.
+        self.engine = ReadEngine(Settings(roots=(root,), cache_dir=cache / "index"))
+        self.index: FileIndex = self.engine.file_index(self.engine.inventory("."))
+        self.sessions = 0
         self.texts: dict[str, list[str]] = {}
-        for path in _text_files(root):
+        for path in _text_files(root) if texts else ():
             try:
                 self.texts[path.relative_to(root).as_posix()] = path.read_text(encoding="utf-8").split("\n")
             except (UnicodeDecodeError, OSError):
                 continue
+
+    def served(self, goal: str) -> list[str]:
+        """The files a directory focus lists (its table of ranked files, then its evidence's files), a new
+        session each time, through `ReadEngine.read` as the MCP tool calls it."""
+        self.sessions += 1
+        request = ReadRequest(target=".", action="focus", intent=Intent(goal=goal), budget_tokens=SERVED_TOKENS)
+        pack = self.engine.read(f"s{self.sessions}", request)
+        files = [str(row[0]) for row in pack.result.rows] if pack.result is not None and pack.result.rows else []
+        for item in pack.items:
+            path = item.pointer.split("@")[0]
+            if path not in files:
+                files.append(path)
+        return files
 
     def grep(self, names: list[str]) -> list[str]:
         """bench/repo_bench.run_grep's file order: distinct identifiers matched, then matching lines."""
@@ -175,7 +201,9 @@ class Tree:
         return [rel for _, _, rel in sorted(rows)]
 
 
-def evaluate(issues: list[Issue], cache: Path, log: Callable[[str], None] = print) -> dict[str, Any]:
+def evaluate(
+    issues: list[Issue], cache: Path, log: Callable[[str], None] = print, *, baselines: bool = True
+) -> dict[str, Any]:
     """Per issue: the gold file's rank under each ranking and grep; issues left out and why."""
     trees: dict[str, Tree | None] = {}
     ranks: list[dict[str, Any]] = []
@@ -190,9 +218,12 @@ def evaluate(issues: list[Issue], cache: Path, log: Callable[[str], None] = prin
         if key not in trees:
             started = time.perf_counter()
             root = tree_for(project, release, cache)
-            trees[key] = Tree(root, cache) if root else None
+            trees[key] = Tree(root, cache, texts=baselines) if root else None
             if trees[key] is not None:
-                log(f"{key}: {len(trees[key].texts):,} text files, indexed in {time.perf_counter() - started:.0f} s")
+                log(
+                    f"{key}: {len(trees[key].index.files):,} files, indexed in {time.perf_counter() - started:.0f} s;"
+                    f" vendored: {', '.join(trees[key].index.vendored_roots) or 'none'}"
+                )
         tree = trees[key]
         if tree is None:
             left_out.append({"qid": issue.qid, "why": f"no sdist of {key}"})
@@ -211,10 +242,13 @@ def evaluate(issues: list[Issue], cache: Path, log: Callable[[str], None] = prin
             gold=gold,
         )
         row: dict[str, Any] = {"repo": issue.repo, "qid": issue.qid, "release": release}
-        for name, weights in RANKINGS.items():
+        for name, weights in {**RANKINGS, **ABLATIONS, **CANDIDATES}.items():
             row[name] = gold_rank(case, weights)
-        grepped = tree.grep(cues.top(5))
-        row["grep"] = next((n for n, f in enumerate(grepped, 1) if f in gold), None)
+        if baselines:
+            listed = tree.served(issue.goal)
+            row["served"] = next((n for n, f in enumerate(listed, 1) if f in gold), None)
+            grepped = tree.grep(cues.top(5))
+            row["grep"] = next((n for n, f in enumerate(grepped, 1) if f in gold), None)
         ranks.append(row)
     return {"ranks": ranks, "left_out": left_out}
 
@@ -226,7 +260,7 @@ def _shares(values: list[int | None]) -> tuple[float, float, int]:
     return top1, top5, len(values)
 
 
-def table(result: dict[str, Any], methods: tuple[str, ...] = (*RANKINGS, "grep")) -> list[str]:
+def table(result: dict[str, Any], methods: tuple[str, ...] = ("served", *RANKINGS, "grep")) -> list[str]:
     ranks = result["ranks"]
     repos = sorted({r["repo"] for r in ranks})
     sizes = {repo: sum(r["repo"] == repo for r in ranks) for repo in repos}
@@ -258,10 +292,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--limit", type=int, default=None, help="first N issues per repository")
     parser.add_argument("--cache", type=Path, default=CACHE)
     parser.add_argument("--json", type=Path, help="write the ranks per issue here")
+    parser.add_argument("--rankings-only", action="store_true", help="no served read and no grep (faster)")
     args = parser.parse_args(argv)
     args.cache.mkdir(parents=True, exist_ok=True)
-    result = evaluate(issues_of(args.data, args.repos, args.limit), args.cache)
-    print("\n".join(table(result)))
+    result = evaluate(issues_of(args.data, args.repos, args.limit), args.cache, baselines=not args.rankings_only)
+    methods = tuple(RANKINGS) if args.rankings_only else ("served", *RANKINGS, "grep")
+    print("\n".join(table(result, methods)))
+    print()
+    print("\n".join(table(result, ("default", *ABLATIONS))))
+    print()
+    print("The grid bench/repo_loro.py chooses weights from on the development repositories:")
+    print("\n".join(table(result, tuple(CANDIDATES))))
     if args.json:
         args.json.write_text(json.dumps(result, indent=1))
     return result

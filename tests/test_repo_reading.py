@@ -68,6 +68,26 @@ def test_the_file_that_defines_the_named_function_ranks_above_tests_and_docs_tha
     assert first.lines == (4, 7)  # the function's body, whole, not the file
 
 
+def test_a_project_whose_built_docs_outnumber_its_sources_is_still_read_as_code(tmp_path: Path) -> None:
+    """1,000 pages of built documentation beside 120 modules (scikit-learn 0.20's sdist has that shape): the
+    goal's function is found by the code ranking, its defining module first, not by words in the pages."""
+    root = tmp_path / "project"
+    (root / "pkg").mkdir(parents=True)
+    (root / "docs" / "_build").mkdir(parents=True)
+    for n in range(120):
+        (root / "pkg" / f"module{n}.py").write_text(f"def helper{n}(values):\n    return sorted(values)\n")
+    (root / "pkg" / "label.py").write_text("def transform(labels):\n    return [str(x) for x in labels]\n")
+    for n in range(1_000):
+        (root / "docs" / "_build" / f"page{n}.html").write_text(
+            f"<p>Page {n}: the transform of labels, see the label encoder and its transform of empty lists.</p>"
+        )
+    engine = _engine(root, tmp_path / "cache")
+    pack = engine.read("s", ReadRequest(target=".", intent=Intent(goal="transform(labels) fails for empty lists")))
+    assert pack.result is not None and pack.result.rows, "no ranked-file table: the tree was not read as code"
+    assert pack.result.rows[0][0] == "pkg/label.py"
+    assert "defines transform" in str(pack.result.rows[0][1])
+
+
 def test_a_traceback_line_names_the_file_and_its_function(repo: Path, tmp_path: Path) -> None:
     goal = 'Traceback:\n  File "/usr/lib/python3/site-packages/pkg/util.py", line 2, in helper\nTypeError'
     assert goal_cues(goal).lines == {"/usr/lib/python3/site-packages/pkg/util.py": 2}

@@ -25,8 +25,12 @@ if TYPE_CHECKING:
     from .context import DirectoryContext
     from .fileindex import FileIndex
 
-#: A directory is read as code when at least this share of its indexed files are source files.
+#: A directory is read as code when at least this share of its indexed files are source files, or when it
+#: holds at least CODE_FILES of them whatever else it holds: a project's built documentation, notebooks or
+#: data can outnumber its sources (scikit-learn 0.20's sdist: 1,300 sources among 8,400 files) without
+#: making it less a code tree (bench/results/issue33_repos.md, session 31).
 CODE_SHARE = 0.2
+CODE_FILES = 100
 #: Files whose symbols are opened and queued; the ranking table lists more.
 TOP_FILES = 8
 TABLE_ROWS = 10

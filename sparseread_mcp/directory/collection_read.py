@@ -37,7 +37,7 @@ from ..protocol.intents import objective_of, query_for, says_what_to_locate
 from ..protocol.session import DeliveredItem, Episode, Session
 from ..tokens import stamp_tokens
 from ..vocabulary import PREVIEW_TOOL, READ_TOOL
-from .code_answer import CODE_SHARE, pending_note, ranked_code
+from .code_answer import CODE_FILES, CODE_SHARE, pending_note, ranked_code
 from .collection import Inventory, inventory_lines
 from .filenames import is_source
 from .needlesearch import walk_note as _walk_note
@@ -137,8 +137,9 @@ def _episode(session: Session, inventory: Inventory, objective: str) -> Episode:
 
 
 def _is_code(index: FileIndex) -> bool:
-    """A code directory: at least CODE_SHARE of its indexed files are source files."""
-    return bool(index.files) and sum(is_source(f.path) for f in index.files) >= CODE_SHARE * len(index.files)
+    """A code directory: at least CODE_SHARE of its indexed files, or CODE_FILES of them, are source files."""
+    sources = sum(is_source(f.path) for f in index.files)
+    return bool(index.files) and (sources >= CODE_SHARE * len(index.files) or sources >= CODE_FILES)
 
 
 def _index_note(index: FileIndex) -> OpResult | None:

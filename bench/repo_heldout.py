@@ -41,7 +41,7 @@ from typing import Any
 from bench.repo_loro import BEFORE, CANDIDATES, Case, gold_rank
 from sparseread_mcp.config import Settings
 from sparseread_mcp.directory.fileindex import FileIndex
-from sparseread_mcp.directory.filerank import DEFAULT_WEIGHTS, RULES, SIGNALS, Weights, goal_cues
+from sparseread_mcp.directory.filerank import DEFAULT_WEIGHTS, RULES, SIGNALS, TUNABLE, Weights, goal_cues
 from sparseread_mcp.engine import ReadEngine, ReadRequest
 from sparseread_mcp.models import Intent
 from sparseread_mcp.protocol.intents import query_for
@@ -74,6 +74,13 @@ ABLATIONS: dict[str, Weights] = {
     **{
         f"without {rule}": replace(DEFAULT_WEIGHTS, **{rule: type(getattr(DEFAULT_WEIGHTS, rule))(0)}) for rule in RULES
     },
+}
+#: Each weight of the default x0.5 and x2, one at a time (bench/repo_loro.sensitivity does it on development).
+SENSITIVITY: dict[str, Weights] = {
+    f"{name} x{factor:g}": DEFAULT_WEIGHTS.scaled(name, factor)
+    for name in TUNABLE
+    if getattr(DEFAULT_WEIGHTS, name)
+    for factor in (0.5, 2.0)
 }
 _SKIPPED_PARTS = frozenset({".git", "node_modules", "__pycache__"})
 
@@ -242,7 +249,7 @@ def evaluate(
             gold=gold,
         )
         row: dict[str, Any] = {"repo": issue.repo, "qid": issue.qid, "release": release}
-        for name, weights in {**RANKINGS, **ABLATIONS, **CANDIDATES}.items():
+        for name, weights in {**RANKINGS, **ABLATIONS, **CANDIDATES, **SENSITIVITY}.items():
             row[name] = gold_rank(case, weights)
         if baselines:
             listed = tree.served(issue.goal)
@@ -303,6 +310,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print()
     print("The grid bench/repo_loro.py chooses weights from on the development repositories:")
     print("\n".join(table(result, tuple(CANDIDATES))))
+    print()
+    print("Each weight of the default x0.5 and x2, one at a time:")
+    print("\n".join(table(result, ("default", *SENSITIVITY))))
     if args.json:
         args.json.write_text(json.dumps(result, indent=1))
     return result

@@ -38,6 +38,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from bench.repo_bench import _text_files  # the files repo_bench's grep reads
 from bench.repo_loro import BEFORE, CANDIDATES, Case, gold_rank
 from sparseread_mcp.config import Settings
 from sparseread_mcp.directory.fileindex import FileIndex
@@ -82,7 +83,6 @@ SENSITIVITY: dict[str, Weights] = {
     if getattr(DEFAULT_WEIGHTS, name)
     for factor in (0.5, 2.0)
 }
-_SKIPPED_PARTS = frozenset({".git", "node_modules", "__pycache__"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,14 +157,6 @@ def tree_for(project: str, release: str, cache: Path) -> Path | None:
     top.rename(root)
     staging.rmdir()
     return root
-
-
-def _text_files(root: Path) -> list[Path]:
-    return sorted(
-        p
-        for p in root.rglob("*")
-        if p.is_file() and not _SKIPPED_PARTS & set(p.relative_to(root).parts) and p.stat().st_size < 2_000_000
-    )
 
 
 class Tree:

@@ -25,7 +25,7 @@ from ..files.large import StreamedRange, stream_range
 from ..files.roots import ResolvedPath
 from ..files.textdiff import TextDiff, line_diff
 from ..locate.bert import encode_with_bert
-from ..locate.context import PROSE_PASSAGE_SHARE, long_plain_prose, prose_passage_chars
+from ..locate.context import parse_in_passages
 from ..locate.e5 import encode_with_e5
 from ..locate.encoding import E5_MODEL, Kind
 from ..locate.patterns import count_here
@@ -87,9 +87,7 @@ def parse(
     """Parse an artifact (read here, or an earlier version whose bytes came with it); a file `reader`
     refuses is parsed as plain lines by `lines_reader` when `as_lines`, or refused with how to ask for that."""
     try:
-        parsed = reader.parse(artifact, passage_chars=passage_chars)
-        if PROSE_PASSAGE_SHARE != 1 and long_plain_prose(parsed):
-            parsed = reader.parse(artifact, passage_chars=prose_passage_chars(passage_chars))
+        parsed = parse_in_passages(reader, artifact, passage_chars)
     except UnsupportedArtifact as refusal:
         if lines_reader is None:
             raise

@@ -18,7 +18,8 @@ import re
 from collections import Counter
 
 from ..deadline import checkpoint
-from ..readers.base import ParsedArtifact
+from ..files.artifacts import Artifact
+from ..readers.base import ParsedArtifact, Reader
 from .terms import terms
 
 _STATE_KEY = "context.titles"
@@ -113,6 +114,15 @@ def prose_passage_chars(passage_chars: int) -> int:
 def long_plain_prose(parsed: ParsedArtifact) -> bool:
     """Plain prose (below) longer than PROSE_MIN_CHARS: what is cut into the smaller passages."""
     return len(parsed.artifact.text) > PROSE_MIN_CHARS and plain_prose(parsed)
+
+
+def parse_in_passages(reader: Reader, artifact: Artifact, passage_chars: int) -> ParsedArtifact:
+    """`reader`'s parse of `artifact`, long plain prose in passages of PROSE_PASSAGE_SHARE of the size (every
+    caller that parses for location goes through here: the workers, the parse cache, calibration)."""
+    parsed = reader.parse(artifact, passage_chars=passage_chars)
+    if PROSE_PASSAGE_SHARE != 1 and long_plain_prose(parsed):
+        parsed = reader.parse(artifact, passage_chars=prose_passage_chars(passage_chars))
+    return parsed
 
 
 def plain_prose(parsed: ParsedArtifact) -> bool:

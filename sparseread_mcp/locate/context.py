@@ -18,8 +18,7 @@ import re
 from collections import Counter
 
 from ..deadline import checkpoint
-from ..files.artifacts import Artifact
-from ..readers.base import ParsedArtifact, Reader
+from ..readers.base import ParsedArtifact
 from .terms import terms
 
 _STATE_KEY = "context.titles"
@@ -93,36 +92,6 @@ def heading_vocabulary(parsed: ParsedArtifact) -> frozenset[str]:
 
 #: Artifact types whose text is written to be read in order: prose, when no structure says otherwise.
 _PROSE_TYPES = frozenset({"text", "markdown", "html"})
-
-
-#: Long plain prose is cut into passages of this share of the configured size (400 characters at the default
-#: 500): its evidence is a sentence or two, and smaller passages put more places in one answer's budget.
-#: Served, default install: articles 86.0 -> 88.3%, asked in other words 62.7 -> 68.7%. Documents with pages or
-#: a heading vocabulary keep the configured size, where smaller passages lose (contracts 56.0 -> 48.4%,
-#: FinanceBench's pages 72.5 -> 60.8%), and so do documents of at most PROSE_MIN_CHARS, whose answer spans
-#: most of them whatever the passages (TAT-QA 83.3 -> 82.9% when cut finer; bench/results/
-#: issue33_location.md, session 31).
-PROSE_PASSAGE_SHARE = 0.8
-#: The selector's first size band (full views of up to 8,000 characters).
-PROSE_MIN_CHARS = 8_000
-
-
-def prose_passage_chars(passage_chars: int) -> int:
-    return int(passage_chars * PROSE_PASSAGE_SHARE)
-
-
-def long_plain_prose(parsed: ParsedArtifact) -> bool:
-    """Plain prose (below) longer than PROSE_MIN_CHARS: what is cut into the smaller passages."""
-    return len(parsed.artifact.text) > PROSE_MIN_CHARS and plain_prose(parsed)
-
-
-def parse_in_passages(reader: Reader, artifact: Artifact, passage_chars: int) -> ParsedArtifact:
-    """`reader`'s parse of `artifact`, long plain prose in passages of PROSE_PASSAGE_SHARE of the size (every
-    caller that parses for location goes through here: the workers, the parse cache, calibration)."""
-    parsed = reader.parse(artifact, passage_chars=passage_chars)
-    if PROSE_PASSAGE_SHARE != 1 and long_plain_prose(parsed):
-        parsed = reader.parse(artifact, passage_chars=prose_passage_chars(passage_chars))
-    return parsed
 
 
 def plain_prose(parsed: ParsedArtifact) -> bool:

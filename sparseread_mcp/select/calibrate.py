@@ -29,7 +29,6 @@ from ..files.artifacts import load_artifact
 from ..files.roots import Roots
 from ..locate import SEMANTIC_METHODS, LocatorSet
 from ..locate.base import build_query
-from ..locate.context import parse_in_passages
 from ..locate.exposure import EXPOSURE_FORMS, plan_exposure
 from ..protocol.actions import exposure_chars
 from ..readers.base import ParsedArtifact
@@ -104,7 +103,10 @@ def _parse(roots: Roots, registry: Any, doc: str, passage_chars: int) -> ParsedA
     try:
         location = roots.resolve(doc)
         reader = registry.reader_for(location.absolute)
-        return parse_in_passages(reader, load_artifact(location, binary=reader.binary), passage_chars)
+        parsed: ParsedArtifact = reader.parse(
+            load_artifact(location, binary=reader.binary), passage_chars=passage_chars
+        )
+        return parsed
     except SparsereadError as exc:
         log.warning("skipping %s: %s", doc, exc)
         return None

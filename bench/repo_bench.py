@@ -44,7 +44,7 @@ from sparseread_mcp.config import Settings
 from sparseread_mcp.directory import code_answer
 from sparseread_mcp.directory.filerank import DEFAULT_WEIGHTS, Weights, goal_cues
 from sparseread_mcp.engine import ReadEngine, ReadRequest
-from sparseread_mcp.models import Intent
+from sparseread_mcp.models import EvidencePack, Intent
 
 BUDGET = 4000
 GOAL_CHARS = 1000
@@ -74,13 +74,8 @@ def _run_ranked(root: Path, q: dict[str, Any], *, action: str) -> dict[str, Any]
     engine = ReadEngine(Settings(roots=(root,), cache_dir=CACHE / "engine-cache", repo_index=False))
     goal = q["question"][:GOAL_CHARS]
     pack = engine.read("b", ReadRequest(target=".", action=action, intent=Intent(goal=goal), budget_tokens=BUDGET))  # type: ignore[arg-type]
-    files: list[str] = []
-    if pack.result is not None and pack.result.rows:
-        files = [str(row[0]) for row in pack.result.rows]
+    files = listed_files(pack)
     first_spans = [(i.pointer.split("@")[0], i.lines[0], i.lines[1]) for i in pack.items]
-    for path, _, _ in first_spans:
-        if path not in files:
-            files.append(path)
     tokens = _tokens(pack.model_dump_json(exclude_none=True))
     spent, seen_at = tokens, tokens if spans_hit(first_spans, q) else None
     current = pack
@@ -92,6 +87,16 @@ def _run_ranked(root: Path, q: dict[str, Any], *, action: str) -> dict[str, Any]
         if spans_hit([(i.pointer.split("@")[0], i.lines[0], i.lines[1]) for i in current.items], q):
             seen_at = spent
     return {"files": files, "hit": spans_hit(first_spans, q), "tokens": tokens, "to_hunk": seen_at}
+
+
+def listed_files(pack: EvidencePack) -> list[str]:
+    """The files a directory answer lists: its table of ranked files, then its evidence's files, in order."""
+    files = [str(row[0]) for row in pack.result.rows] if pack.result is not None and pack.result.rows else []
+    for item in pack.items:
+        path = item.pointer.split("@")[0]
+        if path not in files:
+            files.append(path)
+    return files
 
 
 def _text_files(root: Path) -> list[Path]:

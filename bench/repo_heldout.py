@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from bench.repo_bench import _text_files  # the files repo_bench's grep reads
+from bench.repo_bench import _text_files, listed_files  # the files repo_bench's grep reads, and lists
 from bench.repo_loro import BEFORE, CANDIDATES, Case, gold_rank
 from sparseread_mcp.config import Settings
 from sparseread_mcp.directory.fileindex import FileIndex
@@ -180,13 +180,7 @@ class Tree:
         session each time, through `ReadEngine.read` as the MCP tool calls it."""
         self.sessions += 1
         request = ReadRequest(target=".", action="focus", intent=Intent(goal=goal), budget_tokens=SERVED_TOKENS)
-        pack = self.engine.read(f"s{self.sessions}", request)
-        files = [str(row[0]) for row in pack.result.rows] if pack.result is not None and pack.result.rows else []
-        for item in pack.items:
-            path = item.pointer.split("@")[0]
-            if path not in files:
-                files.append(path)
-        return files
+        return listed_files(self.engine.read(f"s{self.sessions}", request))
 
     def grep(self, names: list[str]) -> list[str]:
         """bench/repo_bench.run_grep's file order: distinct identifiers matched, then matching lines."""

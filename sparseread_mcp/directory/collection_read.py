@@ -138,7 +138,7 @@ def _episode(session: Session, inventory: Inventory, objective: str) -> Episode:
 
 def _is_code(index: FileIndex) -> bool:
     """A code directory: at least CODE_SHARE of its indexed files, or CODE_FILES of them, are source files."""
-    sources = sum(is_source(f.path) for f in index.files)
+    sources = index.derived(("sources",), lambda: sum(is_source(f.path) for f in index.files))
     return bool(index.files) and (sources >= CODE_SHARE * len(index.files) or sources >= CODE_FILES)
 
 

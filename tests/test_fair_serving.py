@@ -9,6 +9,7 @@ and every wait is bounded by a generous hang guard only.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import socket
 import threading
@@ -148,6 +149,45 @@ async def test_one_session_with_many_slow_calls_does_not_keep_another_session_wa
                 engine.release.set()  # only what the cancellation did not end (a hang guard that fired)
     assert not answer.is_error and "42 rpm" in answer_text(answer), answer_text(answer)
     assert pending <= settings.max_calls_per_session  # the attacker ran its share, no more
+
+
+async def test_sessions_asking_what_changed_in_one_file_at_once_pay_one_parse_of_each_version(tmp_path: Path) -> None:
+    """Before: twelve sessions asking what changed in the same 1.6 MB text since one revision parsed that
+    revision twelve times, each in a worker of its own, while a session reading anything else waited for a
+    free one (CI's forty-diff attack starved its probe once a parse cost more). Now calls that open the same
+    version take turns, and the first one's parse serves the rest."""
+    root = _root(tmp_path)
+    before = [f"Line {n} of the harbor log: the turbine ran at {n % 97} rpm that hour.\n" for n in range(24_000)]
+    after = [line.replace("turbine", "rotor") if n % 1000 == 7 else line for n, line in enumerate(before)]
+    (root / "harbor.txt").write_text("".join(before))
+    settings = Settings(roots=(root,), location="bm25")
+    engine = ReadEngine(settings)
+    answers: list[Any] = []
+
+    ready, go = [], anyio.Event()
+
+    async def since(rev: str) -> None:
+        async with Client(url) as client:  # every session is open before any asks
+            ready.append(client)
+            await go.wait()
+            answers.append(await client.call_tool("sro_read", {"target": "harbor.txt", "since": rev}))
+
+    async with serving(settings, engine) as url:
+        with anyio.fail_after(HANG_GUARD):
+            async with Client(url) as client:
+                assert not (await client.call_tool("sro_read", {"target": "harbor.txt#L1-L3"})).is_error
+            rev = "sha256:" + hashlib.sha256("".join(before).encode()).hexdigest()[:12]
+            (root / "harbor.txt").write_text("".join(after))
+            parsed_before = engine.parse_count
+            async with anyio.create_task_group() as tasks:
+                for _ in range(12):
+                    tasks.start_soon(since, rev)
+                while len(ready) < 12:
+                    await anyio.sleep(0.02)
+                go.set()
+    assert len(answers) == 12 and not any(a.is_error for a in answers), [answer_text(a) for a in answers]
+    assert all("L8" in answer_text(a) for a in answers)  # line 8 (n = 7) is the first that changed
+    assert engine.parse_count - parsed_before <= 2  # the revision asked about and the file as it is now
 
 
 async def test_a_call_that_finds_no_place_before_its_limit_gets_a_typed_error(tmp_path: Path) -> None:

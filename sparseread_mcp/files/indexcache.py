@@ -31,7 +31,7 @@ from .roots import Roots
 logger = logging.getLogger(__name__)
 
 #: Bump when the pickled shape changes in a way the package version does not capture.
-FORMAT = 2  # 2: modules moved into packages (pickles name their classes by module)
+FORMAT = 3  # 2: modules moved into packages (pickles name their classes by module); 3: long prose in 400s
 #: Writes between two checks of the folder's size.
 PRUNE_EVERY = 64
 #: Fields rebuilt on every load: the artifact (this replica's path and git state) and per-process indexes.
@@ -73,7 +73,9 @@ class IndexCache:
         cached = self.lookup(reader, artifact, passage_chars=passage_chars)
         if cached is not None:
             return cached
-        parsed = reader.parse(artifact, passage_chars=passage_chars)
+        from ..locate.passage_size import parse_in_passages  # locate sits above files
+
+        parsed = parse_in_passages(reader, artifact, passage_chars)
         self.keep(reader, parsed, passage_chars=passage_chars)
         return parsed
 

@@ -1,9 +1,11 @@
 """The parsed files a server holds: each version read, fingerprinted and parsed by a worker once, and
 kept here (the only place parses are cached), so a warm read pays one small round trip for the
-fingerprint and no parse. What a worker sends back is the parse; a table's database is adopted here."""
+fingerprint and no parse. What a worker sends back is the parse; a table's database is adopted here.
+Calls that open the same version at once take turns (keyed_locks.py), so they pay one parse between them."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -29,6 +31,7 @@ from ..readers.base import ParsedArtifact, Reader, parsed_bytes
 from ..readers.registry import ReaderRegistry
 from ..readers.table_query import TableQueries
 from . import tasks
+from .keyed_locks import KeyedLocks
 from .pool import WorkerPool, tenant
 
 T = TypeVar("T")
@@ -58,11 +61,16 @@ class OpenedFiles:
         self.cache: LruCache[tuple[str, str, str, bool], ParsedArtifact] = LruCache(
             32, max_bytes=cache_bytes, weigh=parsed_bytes
         )
+        #: Calls opening the same file (or the same earlier version) at once take turns: one parse, not one each.
+        self._opening = KeyedLocks()
+        self._parses = 0
+        self._counting = threading.Lock()
 
     @property
     def parse_count(self) -> int:
-        """How many parses were kept (cache misses): repeated reads of an unchanged file add none."""
-        return self.cache.builds
+        """How many parses workers ran: repeated reads of an unchanged file add none, and neither do calls
+        that open a file while another call parses it."""
+        return self._parses
 
     def work(self, task: Callable[..., T], *args: object, label: str) -> T:
         """`task(*args)` in a worker, under the call's deadline (outside a call: the call time limit)."""
@@ -106,24 +114,25 @@ class OpenedFiles:
         with `as_lines`, a file its reader refuses comes back parsed as plain lines (see answers/as_lines)."""
         location = self.roots.resolve(path)
         reader = self.registry.reader_for(location.absolute)
-        request = tasks.LoadRequest(
-            reader=reader,
-            location=location,
-            max_bytes=self.settings.max_parse_bytes,
-            passage_chars=self.settings.passage_chars,
-            known=self._parsed_versions(location.relative, as_lines=as_lines),
-            parse=self.index_cache is None,
-            lines_reader=self._lines_reader(reader),
-            as_lines=as_lines,
-        )
-        # Only a version not parsed yet may take long enough to announce (a warm read skips this stat).
-        large = not request.known and location.stat().st_size >= progress.large_bytes(binary=reader.binary)
-        with progress.preparing(f"{location.relative}", large=large):
-            loaded = self.work(tasks.load, request, label=location.relative)
-            artifact = self.revisions.stamp(loaded.artifact)
-            parsed = self._cached(artifact, as_lines=as_lines)
-            if parsed is None:
-                parsed = self._adopt(request, artifact, loaded)
+        with self._opening.hold((location.relative, as_lines), label=location.relative):
+            request = tasks.LoadRequest(
+                reader=reader,
+                location=location,
+                max_bytes=self.settings.max_parse_bytes,
+                passage_chars=self.settings.passage_chars,
+                known=self._parsed_versions(location.relative, as_lines=as_lines),
+                parse=self.index_cache is None,
+                lines_reader=self._lines_reader(reader),
+                as_lines=as_lines,
+            )
+            # Only a version not parsed yet may take long enough to announce (a warm read skips this stat).
+            large = not request.known and location.stat().st_size >= progress.large_bytes(binary=reader.binary)
+            with progress.preparing(f"{location.relative}", large=large):
+                loaded = self._counted(self.work(tasks.load, request, label=location.relative))
+                artifact = self.revisions.stamp(loaded.artifact)
+                parsed = self._cached(artifact, as_lines=as_lines)
+                if parsed is None:
+                    parsed = self._adopt(request, artifact, loaded)
         self.revisions.remember(parsed.artifact)
         return parsed
 
@@ -135,19 +144,28 @@ class OpenedFiles:
         if artifact is None:
             return None
         artifact = replace(artifact, commit=rev if not rev.startswith("sha256:") else None)
-        found = self._cached(artifact, rev=rev, as_lines=True)
-        if found is not None:
-            return found
-        lines = self._lines_reader(reader)
         label = f"{location.relative}@{rev}"
-        loaded = self.work(tasks.parse, reader, artifact, self.settings.passage_chars, lines, label=label)
-        request = tasks.LoadRequest(
-            reader=reader,
-            location=location,
-            max_bytes=self.settings.max_parse_bytes,
-            passage_chars=self.settings.passage_chars,
-        )
-        return self._adopt(request, artifact, loaded, rev=rev)
+        with self._opening.hold((location.relative, rev), label=label):
+            found = self._cached(artifact, rev=rev, as_lines=True)
+            if found is not None:
+                return found
+            lines = self._lines_reader(reader)
+            loaded = self._counted(
+                self.work(tasks.parse, reader, artifact, self.settings.passage_chars, lines, label=label)
+            )
+            request = tasks.LoadRequest(
+                reader=reader,
+                location=location,
+                max_bytes=self.settings.max_parse_bytes,
+                passage_chars=self.settings.passage_chars,
+            )
+            return self._adopt(request, artifact, loaded, rev=rev)
+
+    def _counted(self, loaded: tasks.Loaded) -> tasks.Loaded:
+        if loaded.parsed is not None:
+            with self._counting:
+                self._parses += 1
+        return loaded
 
     def _lines_reader(self, reader: Reader) -> Reader | None:
         """The plain text reader, which reads as lines what `reader` refuses (none when `reader` is it)."""
@@ -179,7 +197,9 @@ class OpenedFiles:
         if parsed is None and cache is not None:
             parsed = cache.lookup(request.reader, artifact, passage_chars=chars)
         if parsed is None:
-            loaded = self.work(tasks.load, replace(request, known=frozenset(), parse=True), label=artifact.path)
+            loaded = self._counted(
+                self.work(tasks.load, replace(request, known=frozenset(), parse=True), label=artifact.path)
+            )
             artifact = self.revisions.stamp(loaded.artifact)  # the bytes the parse read (the file may have changed)
             parsed = loaded.parsed
             assert parsed is not None  # a parse was asked for
@@ -192,7 +212,6 @@ class OpenedFiles:
             cache.keep(request.reader, parsed, passage_chars=chars)
         key = (artifact.path, parsed.artifact.fingerprint, rev or parsed.artifact.rev, loaded.as_lines)
         self.cache.put(key, parsed)
-        self.cache.builds += 1
         return parsed
 
     def _parsed_versions(self, path: str, *, as_lines: bool) -> frozenset[str]:

@@ -27,6 +27,7 @@ from ..files.textdiff import TextDiff, line_diff
 from ..locate.bert import encode_with_bert
 from ..locate.e5 import encode_with_e5
 from ..locate.encoding import E5_MODEL, Kind
+from ..locate.passage_size import parse_in_passages
 from ..locate.patterns import count_here
 from ..models import OpResult
 from ..readers.base import ParsedArtifact, Passage, PassageKind, Reader
@@ -86,7 +87,7 @@ def parse(
     """Parse an artifact (read here, or an earlier version whose bytes came with it); a file `reader`
     refuses is parsed as plain lines by `lines_reader` when `as_lines`, or refused with how to ask for that."""
     try:
-        parsed = reader.parse(artifact, passage_chars=passage_chars)
+        parsed = parse_in_passages(reader, artifact, passage_chars)
     except UnsupportedArtifact as refusal:
         if lines_reader is None:
             raise

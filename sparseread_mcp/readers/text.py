@@ -81,6 +81,11 @@ def text_structure(
     return _build_passages(index, blocks, passage_chars), outline
 
 
+def text_passages(index: LineIndex, passage_chars: int, *, markdown: bool) -> tuple[Passage, ...]:
+    """text_structure's passages alone, cut at another size (its outline does not depend on the size)."""
+    return _build_passages(index, _segment(index, markdown=markdown), passage_chars)
+
+
 def _line(index: LineIndex, number: int) -> str:
     return index.text[index.starts[number - 1] : index.line_end(number)]
 

@@ -30,6 +30,7 @@ from ..files.roots import Roots
 from ..locate import SEMANTIC_METHODS, LocatorSet
 from ..locate.base import build_query
 from ..locate.exposure import EXPOSURE_FORMS, plan_exposure
+from ..locate.passage_size import parse_in_passages
 from ..protocol.actions import exposure_chars
 from ..readers.base import ParsedArtifact
 from ..readers.registry import default_registry
@@ -103,10 +104,7 @@ def _parse(roots: Roots, registry: Any, doc: str, passage_chars: int) -> ParsedA
     try:
         location = roots.resolve(doc)
         reader = registry.reader_for(location.absolute)
-        parsed: ParsedArtifact = reader.parse(
-            load_artifact(location, binary=reader.binary), passage_chars=passage_chars
-        )
-        return parsed
+        return parse_in_passages(reader, load_artifact(location, binary=reader.binary), passage_chars)
     except SparsereadError as exc:
         log.warning("skipping %s: %s", doc, exc)
         return None

@@ -11,10 +11,12 @@ from typing import Any
 import anyio
 import pytest
 from flow import answer_record
+from hypothesis import given
+from hypothesis import strategies as st
 from mcp import Client
 
 from sparseread_mcp import Settings
-from sparseread_mcp.directory.filenames import stem_parts, stems, subjects
+from sparseread_mcp.directory.filenames import MIN_PART, ModuleParts, stems, subjects
 from sparseread_mcp.serve.server import create_server
 
 pytestmark = pytest.mark.anyio
@@ -158,9 +160,33 @@ async def test_a_test_that_repeats_an_option_does_not_outrank_the_source_that_de
 def test_path_rules_module_pieces_and_test_folders() -> None:
     paths = ["src/pkg/_io/saferepr.py", "src/pkg/python.py", "src/pkg/_code/__init__.py", "testing/python/collect.py"]
     paths += ["testing/code/test_excinfo.py", "testing/io/test_wcwidth.py", "testing/test_unrelated.py"]
-    parts = stem_parts(stems(paths))
-    assert parts["repr"] == [0] and parts["safe"] == [0] and "python" not in parts
+    parts = ModuleParts(stems(paths))
+    assert parts.get("repr") == [0] and parts.get("safe") == [0] and parts.get("python") == []
     found = subjects(paths)
     assert found[3] == [1]  # testing/python/collect.py tests python.py
     assert 4 not in found  # test_excinfo names no source; its folder `code` is not looked at then
     assert 3 not in subjects(paths, folders=False)
+
+
+def _every_piece(modules: dict[str, list[int]]) -> dict[str, list[int]]:
+    """Every head and tail of every module name, listed (what ModuleParts answers without listing them)."""
+    out: dict[str, set[int]] = {}
+    for stem, files in modules.items():
+        for cut in range(MIN_PART, len(stem) - MIN_PART + 1):
+            for piece in (stem[:cut].strip("_"), stem[cut:].strip("_")):
+                if len(piece) >= MIN_PART:
+                    out.setdefault(piece, set()).update(files)
+    return {piece: sorted(files) for piece, files in out.items()}
+
+
+@given(
+    st.dictionaries(
+        st.text(alphabet="ab_cr", min_size=1, max_size=12), st.lists(st.integers(0, 40), min_size=1, max_size=3)
+    ),
+    st.text(alphabet="ab_cr", max_size=8),
+)
+def test_a_module_name_piece_finds_the_modules_whose_names_hold_it(modules: dict[str, list[int]], other: str) -> None:
+    listed = _every_piece(modules)
+    parts = ModuleParts(modules)
+    for piece in [*listed, other, other.strip("_")]:
+        assert parts.get(piece) == listed.get(piece, []), piece

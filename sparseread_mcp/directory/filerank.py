@@ -29,7 +29,7 @@ import numpy as np
 from ..deadline import checkpoint
 from ..locate.terms import terms
 from .fileindex import FileIndex, code_like
-from .filenames import files_named, is_source, is_test, named, stem_parts, stems, subjects
+from .filenames import ModuleParts, files_named, is_source, is_test, named, stems, subjects
 
 #: Goal characters looked at (a pasted log beyond this adds noise, not names).
 MAX_GOAL_CHARS = 20_000
@@ -287,7 +287,7 @@ def _name_signals(index: FileIndex, cues: Cues, weights: Weights, found: _Signal
     # What the tree's file names say is worked out once per index (1.7 s a call at 28,000 files).
     paths = index.derived(("paths",), lambda: [f.path for f in index.files])
     modules_of = index.derived(("stems",), lambda: stems(paths))
-    parts_of = index.derived(("stem parts",), lambda: stem_parts(modules_of)) if weights.module_part else {}
+    parts_of = index.derived(("stem parts",), lambda: ModuleParts(modules_of)) if weights.module_part else None
     scale = math.log(1 + count)
     seen: set[str] = set()
     if weights.foreign_attributes:  # `os.getcwd`: getcwd is os's, counted through os.getcwd's uses only
@@ -314,7 +314,7 @@ def _name_signals(index: FileIndex, cues: Cues, weights: Weights, found: _Signal
             modules, share, why = modules_of.get(folded, []), 1.0, f"module {name}"
             if not modules and code:  # `__repr__` and saferepr.py
                 modules, share, why = (
-                    parts_of.get(folded.strip("_"), []),
+                    parts_of.get(folded.strip("_")) if parts_of is not None else [],
                     weights.module_part,
                     f"module name holds {name}",
                 )

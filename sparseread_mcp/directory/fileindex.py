@@ -2,8 +2,8 @@
 
 Per file the index keeps the terms of its path (three times) and of its head, and the names it
 defines (`def`, `class`, `function`, `fn`, `func`, `struct` ... found by a line pattern, with their
-lines). Files are scored by BM25 over those terms; `defines` maps a name to the files and lines that
-define it. Everything is plain arrays and strings, so `save`/`load` write an `.npz` without pickles
+lines). Files are scored by BM25 over those terms; `defined` gives the files and lines that define a
+name (words and names are found by hash, string_ids.py). Everything is plain arrays and strings, so `save`/`load` write an `.npz` without pickles
 (loaded with allow_pickle=False: a planted file can make a wrong ranking, never run code), and an
 update keeps every file whose (size, mtime) is unchanged and reads only the others.
 """
@@ -30,6 +30,7 @@ from ..readers.base import PASSAGE_BYTES
 from . import filerows
 from .collection import MAX_CONTENT_BYTES, FileEntry
 from .filerows import FileRows
+from .string_ids import StringIds
 
 INDEX_HEAD_BYTES = 65_536
 #: Definitions are looked for in this much of each file (a 34 KB median source file fits whole).
@@ -184,7 +185,7 @@ class FileIndex:
         #: Seconds the build took past reading files (building these arrays; a store adds its save).
         self.post_seconds = 0.0
         self._derived: dict[tuple[object, ...], Any] = {}  # see derived()
-        self.vocab = {word: n for n, word in enumerate(rows.words)}
+        self.vocab = StringIds(rows.words)
         self._docs, self._tfs, self._starts = filerows.by_term(rows)
         # A file's length counts its words, not the code names it uses (those never meet a query term).
         plain = np.fromiter((not word.startswith(REF) for word in rows.words), dtype=bool, count=len(rows.words))
@@ -193,15 +194,9 @@ class FileIndex:
         mean = float(lengths.mean()) if rows.count and lengths.mean() > 0 else 1.0
         self._norm = _K1 * (1 - _B + _B * lengths / mean)
         self._names, self._lines, self._sym_ptr = rows.names, rows.lines, rows.sym_ptr
-        self.defines: dict[str, list[tuple[int, int]]] = {}
-        for number in range(rows.count):
-            for name, line in rows.symbols(number):
-                self.defines.setdefault(name, []).append((number, line))
-        # case-folded name -> the names folding to it (tuples: a set per name cost 35 MB at 28,000 files)
-        self.defines_folded: dict[str, tuple[str, ...]] = {}
-        for name in self.defines:
-            folded = name.casefold()
-            self.defines_folded[folded] = (*self.defines_folded.get(folded, ()), name)
+        self._name_files = np.repeat(np.arange(rows.count, dtype=np.int32), np.diff(rows.sym_ptr))
+        self._named = StringIds(rows.names)
+        self._named_folded = StringIds(rows.names, key=str.casefold)
         released, _ = self.postings(RELEASE)
         self.vendored_roots = vendored_roots([f.path for f in files], {files[n].path for n in released.tolist()})
 
@@ -267,6 +262,21 @@ class FileIndex:
             self._derived[key] = make()
         return cast(T, self._derived[key])
 
+    def defined(self, name: str) -> list[tuple[int, int]]:
+        """(file, line) of each definition of `name`, in file order."""
+        return self._definitions(self._named.positions(name))
+
+    def defined_any_case(self, name: str) -> list[tuple[int, int]]:
+        """(file, line) of each definition of `name`, then of each other name of the same case-folded form
+        (in the order the files first define them)."""
+        by_name: dict[str, list[int]] = {name: []}
+        for n in self._named_folded.positions(name.casefold()):
+            by_name.setdefault(self._names[n], []).append(n)
+        return self._definitions([n for positions in by_name.values() for n in positions])
+
+    def _definitions(self, positions: list[int]) -> list[tuple[int, int]]:
+        return [(int(self._name_files[n]), int(self._lines[n])) for n in positions]
+
     def rows(self) -> FileRows:
         """This index's rows (what the store saves and a rebuild reuses)."""
         ptr, term_ids, tfs = filerows.by_file(self._docs, self._tfs, self._starts, len(self.files))
@@ -288,11 +298,13 @@ class FileIndex:
 
     @property
     def approx_bytes(self) -> int:
-        """Memory held, roughly: the arrays, 140 bytes per word (its string, list slot and vocabulary entry),
-        300 per definition (its name and its entries in `defines`) and 200 per file's record (measured with
-        tracemalloc on 28,000 files of installed packages: 292 MB held, this says 293)."""
+        """Memory held, roughly: the arrays (the lookups of words and names among them), 75 bytes per word
+        (its string and list slot), 80 per definition (its name and list slot) and 200 per file's record
+        (measured with tracemalloc on 28,000 files of installed packages: 174 MB held, this says 176; with
+        dictionaries for the words and names it was 266 MB)."""
         arrays = self._docs.nbytes + self._tfs.nbytes + self._starts.nbytes + self._norm.nbytes + self._lines.nbytes
-        return arrays + 140 * len(self.words) + 300 * len(self._names) + (200 + DERIVED_BYTES) * len(self.files)
+        arrays += self._name_files.nbytes + self.vocab.nbytes + self._named.nbytes + self._named_folded.nbytes
+        return arrays + 75 * len(self.words) + 80 * len(self._names) + (200 + DERIVED_BYTES) * len(self.files)
 
     def document_frequency(self, word: str) -> int:
         term = self.vocab.get(word)
@@ -361,12 +373,12 @@ def _joined_rows(known: Known | None, reused: list[int], fresh: list[FileFeature
     if known is not None and reused:
         base = known.rows()
         words = list(base.words)
-        vocab = dict(known.index.vocab) if known.index is not None else {word: n for n, word in enumerate(words)}
+        ids = known.index.vocab if known.index is not None else StringIds(base.words)
         old = replace(filerows.take(base, np.asarray(reused, dtype=np.int64)), words=words)
     else:
-        words, vocab = [], {}
+        words, ids = [], None
         old = filerows.empty(words)
-    new = filerows.from_counts([f.counts for f in fresh], [f.symbols for f in fresh], words, vocab)
+    new = filerows.from_counts([f.counts for f in fresh], [f.symbols for f in fresh], words, ids)
     return filerows.join(old, new)
 
 

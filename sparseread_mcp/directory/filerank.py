@@ -397,12 +397,7 @@ def _rarity(index: FileIndex, name: str, scale: float, *, code: bool, words: boo
 
 
 def _definitions(index: FileIndex, name: str, *, exact: bool) -> list[tuple[int, int]]:
-    found = list(index.defines.get(name, ()))
-    if not exact:
-        for other in index.defines_folded.get(name.casefold(), ()):
-            if other != name:
-                found += index.defines[other]
-    return found
+    return index.defined(name) if exact else index.defined_any_case(name)
 
 
 def query_terms_of(goal: str) -> list[str]:

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from .collection import FileEntry
+from .string_ids import StringIds
 
 #: Bump when the saved arrays change meaning.
 FORMAT = 4
@@ -58,16 +59,20 @@ def from_counts(
     counts: Sequence[dict[str, int]],
     symbols: Sequence[Sequence[tuple[str, int]]],
     words: list[str],
-    vocab: dict[str, int],
+    known: StringIds | None = None,
 ) -> FileRows:
-    """Rows for files given as term -> count dictionaries; new words are appended to `words` and `vocab`
-    (shared with the rows they will join). C-level passes over all (file, term) pairs, no loop per pair."""
+    """Rows for files given as term -> count dictionaries; `known` finds the words `words` already has, and
+    new words are appended to it (shared with the rows they will join). C-level passes over all (file, term)
+    pairs, no loop per pair."""
     every = list(itertools.chain.from_iterable(counts))
+    ids: dict[str, int] = {}  # only the words of these files
     for word in dict.fromkeys(every):
-        if word not in vocab:
-            vocab[word] = len(words)
+        found = known.get(word) if known is not None else None
+        if found is None:
+            found = len(words)
             words.append(word)
-    term_ids = np.fromiter(map(vocab.__getitem__, every), dtype=np.int32, count=len(every))
+        ids[word] = found
+    term_ids = np.fromiter(map(ids.__getitem__, every), dtype=np.int32, count=len(every))
     tfs = np.fromiter(itertools.chain.from_iterable(c.values() for c in counts), dtype=np.int32, count=len(every))
     names = [name for found in symbols for name, _ in found]
     lines = np.fromiter((line for found in symbols for _, line in found), dtype=np.int32, count=len(names))

@@ -3,9 +3,10 @@
 Per file the index keeps the terms of its path (three times) and of its head, and the names it
 defines (`def`, `class`, `function`, `fn`, `func`, `struct` ... found by a line pattern, with their
 lines). Files are scored by BM25 over those terms; `defined` gives the files and lines that define a
-name (words and names are found by hash, string_ids.py). Everything is plain arrays and strings, so `save`/`load` write an `.npz` without pickles
-(loaded with allow_pickle=False: a planted file can make a wrong ranking, never run code), and an
-update keeps every file whose (size, mtime) is unchanged and reads only the others.
+name (words and names are found by hash, string_ids.py). Everything is plain arrays and strings, so
+`save`/`load` write an `.npz` without pickles (loaded with allow_pickle=False: a planted file can make a
+wrong ranking, never run code), and an update keeps every file whose (size, mtime) is unchanged and reads
+only the others.
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ from pathlib import Path
 from ..config import Settings
 from ..files.artifacts import LruCache
 from ..files.roots import ResolvedPath, Roots
+from . import filerows
 from .collection import FileEntry
 from .fileindex import Extractor, FileIndex, Known, load_saved
 
@@ -67,14 +68,16 @@ class RepoIndexStore:
         if found is not None:
             with contextlib.suppress(OSError):
                 os.utime(path)  # recently used: pruned last
-            self._remember_types(directory, found)
+            self._remember_types(directory, found.files)
         return found
 
     def fill_types(self, directory: ResolvedPath, types: dict[tuple[str, int, int], str]) -> None:
         """Add the stored file types (keyed as build_inventory keys them) so an unchanged file is not opened."""
         known = self._types.get(str(directory.absolute))
         if known is None:
-            self.stored(directory)
+            stored = filerows.load_files(self.path_for(directory))
+            if stored is not None:
+                self._remember_types(directory, stored)
             known = self._types.get(str(directory.absolute)) or {}
         prefix = "" if directory.relative == "." else directory.relative
         for rel, (size, mtime_ns, kind) in known.items():
@@ -107,12 +110,12 @@ class RepoIndexStore:
                 self.prune()
             except OSError as exc:  # a read-only cache folder costs the warm start, nothing else
                 logger.warning("cannot keep the index of %s: %s", directory.relative, exc)
-            self._remember_types(directory, Known.of(built))
+            self._remember_types(directory, built.files)
         built.post_seconds += time.monotonic() - started
         return built
 
-    def _remember_types(self, directory: ResolvedPath, known: Known) -> None:
-        self._types.put(str(directory.absolute), {f.path: (f.size, f.mtime_ns, f.type) for f in known.files})
+    def _remember_types(self, directory: ResolvedPath, files: list[FileEntry]) -> None:
+        self._types.put(str(directory.absolute), {f.path: (f.size, f.mtime_ns, f.type) for f in files})
 
     def prune(self) -> None:
         """Keep the MAX_STORED most recently used stored indexes, remove the rest."""

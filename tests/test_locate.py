@@ -193,3 +193,16 @@ def test_a_concept_the_document_spells_as_asked_does_not_expand(
     engine = ReadEngine(Settings(roots=(tmp_path,), native_fit_tokens=0))
     assert concept_terms(engine.open("spelled.txt"), query) == query.terms
     assert {"operat", "activity", "purchase"} <= set(concept_terms(engine.open("other.txt"), query))
+
+
+def test_long_words_are_not_remembered_so_a_hostile_file_cannot_fill_the_memory_with_them() -> None:
+    from sparseread_mcp.locate import terms as module
+
+    def distinct(n: int) -> str:  # 2,000 different 84-character words
+        return "zq" * 40 + "".join(chr(97 + (n // 26**k) % 26) for k in range(4))
+
+    before = module._known_word_terms.cache_info().currsize, module._known_stem.cache_info().currsize
+    found = terms(" ".join(distinct(n) for n in range(2_000)))
+    assert found == [distinct(n) for n in range(2_000)]
+    assert (module._known_word_terms.cache_info().currsize, module._known_stem.cache_info().currsize) == before
+    assert terms("Loading loadConfig files, 1,577.00") == ["load", "loadconfig", "load", "config", "file", "1577"]

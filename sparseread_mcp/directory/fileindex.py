@@ -123,11 +123,14 @@ def references(data: bytes) -> list[str]:
     """The code-like names and options in `data`, case-folded and prefixed with REF (at most MAX_REFS kinds)."""
     seen: set[str] = set()
     out: list[str] = []
-    for match in _CODE_TOKEN.finditer(data):
-        raw = match.group(0).decode("ascii")
-        if not code_like(raw):
+    token_of: dict[bytes, str] = {}  # each name as written, judged once ("" when not code-like)
+    for raw in _CODE_TOKEN.findall(data):
+        token = token_of.get(raw)
+        if token is None:
+            text = raw.decode("ascii")
+            token = token_of[raw] = REF + text.casefold() if code_like(text) else ""
+        if not token:
             continue
-        token = REF + raw.casefold()
         if token not in seen:
             if len(seen) >= MAX_REFS:
                 continue

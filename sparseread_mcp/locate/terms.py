@@ -25,20 +25,33 @@ def terms(text: str) -> list[str]:
     snake_case is split by the word pattern itself.
     """
     out: list[str] = []
-    for match in _WORD.finditer(text):
-        raw = match.group(0)
-        word = raw.casefold()
-        if word[0].isdigit():
-            out.append(_number(word))
-            continue
-        for part in _SEPARATOR.split(word):
-            if part and part not in STOPWORDS and (len(part) > 1 or part.isdigit()):
-                out.append(stem(part))
-        if _CAMEL.search(raw):
-            out.extend(stem(p.casefold()) for p in _CAMEL_PART.findall(raw) if len(p) > 1)
+    for raw in _WORD.findall(text):
+        out.extend(_known_word_terms(raw) if len(raw) <= CACHED_CHARS else _word_terms(raw))
     return out
 
 
+#: Words and parts up to this long are worked out once and remembered (most words of a text are met again:
+#: a directory index reads 10,000 files of about 8,000 words each); longer ones, which rarely repeat and
+#: would let a hostile file fill the memory with them, each time.
+CACHED_CHARS = 64
+
+
+def _word_terms(raw: str) -> tuple[str, ...]:
+    """The terms of one word as written."""
+    word = raw.casefold()
+    if word[0].isdigit():
+        return (_number(word),)
+    out = [
+        stem(part)
+        for part in _SEPARATOR.split(word)
+        if part and part not in STOPWORDS and (len(part) > 1 or part.isdigit())
+    ]
+    if _CAMEL.search(raw):
+        out.extend(stem(p.casefold()) for p in _CAMEL_PART.findall(raw) if len(p) > 1)
+    return tuple(out)
+
+
+_known_word_terms = lru_cache(maxsize=65536)(_word_terms)
 _CAMEL = re.compile(r"[a-z][A-Z]")
 _CAMEL_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _SEPARATOR = re.compile(r"[.,'’]")
@@ -57,9 +70,12 @@ def _number(word: str) -> str:
     return word
 
 
-@lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """A light suffix stripper: enough to join plurals and simple verb forms, never aggressive."""
+    return _known_stem(word) if len(word) <= CACHED_CHARS else _stem(word)
+
+
+def _stem(word: str) -> str:
     if len(word) <= 3 or not word.isalpha():
         return word
     for suffix, replacement, min_len in (
@@ -79,3 +95,6 @@ def stem(word: str) -> str:
                 return word
             return word[: len(word) - len(suffix)] + replacement
     return word
+
+
+_known_stem = lru_cache(maxsize=65536)(_stem)

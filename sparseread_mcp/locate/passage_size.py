@@ -9,8 +9,8 @@ of them whatever the passages (TAT-QA 83.3 -> 82.9% when cut finer; bench/result
 session 31).
 
 The file is parsed once: the smaller passages are cut from the same line index, and only the passage split
-runs again (a tenth of a parse on a 1.7 MB text). Every caller that parses for location comes here: the
-workers, the shared parse cache and calibration.
+runs again (0.1 s of a 0.3-0.5 s parse on a 1.7 MB text). Every caller that parses for location comes here:
+the workers, the shared parse cache and calibration.
 """
 
 from __future__ import annotations

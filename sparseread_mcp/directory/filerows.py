@@ -17,6 +17,7 @@ import zipfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -198,7 +199,7 @@ def load(path: Path) -> tuple[list[FileEntry], FileRows] | None:
     except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, json.JSONDecodeError, EOFError):
         return None
     try:
-        files = [FileEntry(path=str(p), size=int(s), type=str(t), mtime_ns=int(m)) for p, s, m, t in header["files"]]
+        files = _entries(header["files"])
         words, names = [str(w) for w in header["vocab"]], [str(n) for n in header["names"]]
         ptr, sym_ptr = arrays[0].astype(np.int64), arrays[4].astype(np.int64)
         term_ids, tfs, lines = (a.astype(np.int32) for a in arrays[1:4])
@@ -210,21 +211,22 @@ def load(path: Path) -> tuple[list[FileEntry], FileRows] | None:
 
 def load_files(path: Path) -> list[FileEntry] | None:
     """The files saved at `path` without the rows: a tenth of the bytes to read and parse at 28,000 files
-    (an index saved before the files had a member of their own is read whole)."""
+    (an index saved before the files had a member of their own: its header, which lists them too)."""
     try:
         with path.open("rb") as handle, np.load(handle, allow_pickle=False) as stored:
-            if "files" not in stored.files:
-                found = load(path)
-                return None if found is None else found[0]
-            listed = json.loads(bytes(stored["files"]).decode())
+            member = "files" if "files" in stored.files else "header"
+            listed = json.loads(bytes(stored[member]).decode())
     except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, json.JSONDecodeError, EOFError):
         return None
     try:
-        if listed.get("format") != FORMAT:
-            return None
-        return [FileEntry(path=str(p), size=int(s), type=str(t), mtime_ns=int(m)) for p, s, m, t in listed["files"]]
-    except (AttributeError, ValueError, TypeError):
+        return _entries(listed["files"]) if listed.get("format") == FORMAT else None
+    except (AttributeError, KeyError, ValueError, TypeError):
         return None
+
+
+def _entries(listed: list[Any]) -> list[FileEntry]:
+    """The files as saved, `[path, size, mtime, type]` each."""
+    return [FileEntry(path=str(p), size=int(s), type=str(t), mtime_ns=int(m)) for p, s, m, t in listed]
 
 
 def _check(files: int, words: int, names: int, *arrays: np.ndarray) -> None:

@@ -52,8 +52,3 @@ class KeyedLocks:
                 entry.users -= 1
                 if not entry.users:
                     del self._entries[key]
-
-    def __len__(self) -> int:
-        """Keys held or waited for now."""
-        with self._guard:
-            return len(self._entries)

@@ -28,13 +28,12 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from sparseread_mcp.locate import LocatorSet, build_query
-from sparseread_mcp.locate.exposure import spreads
+from sparseread_mcp.locate import LocatorSet
 from sparseread_mcp.models import Slot
-from sparseread_mcp.protocol.actions import exposure_chars, sent_until_found
+from sparseread_mcp.protocol.actions import exposure_chars
 from sparseread_mcp.protocol.coverage import GOAL_SLOT, slot_weights, status_of, support
 from sparseread_mcp.select.calibrate import SUCCESS_SHARE, Request, answer, covered, on_figures, requests
-from sparseread_mcp.select.configuration import FULL_VIEW, Configuration
+from sparseread_mcp.select.configuration import FULL_VIEW
 from sparseread_mcp.select.policy import NOT_CHOSEN
 from sparseread_mcp.select.selector import Selector
 
@@ -42,13 +41,6 @@ REPO = Path(__file__).resolve().parent.parent
 WEIGHINGS = ("every word alike", "by rarity (default)")
 #: (weighing, set) -> (state, kind) counts; kind is "hit", "miss" (positives) or "neg" (negatives).
 Counts = dict[tuple[str, str], Counter[tuple[str, str]]]
-
-
-def spreads_pages(request: Request, locators: LocatorSet, configuration: Configuration) -> bool:
-    """Whether the focus shows the best sentence of each page (it is then never cut at a found piece)."""
-    query = build_query([request.question], [])
-    ranking = locators.get(configuration.location).rank(request.parsed, query)
-    return spreads(request.parsed, ranking, configuration.exposure, query=query)
 
 
 def _statuses(request: Request, locators: LocatorSet, selector: Selector, live: list[str]) -> tuple[list[str], bool]:
@@ -60,8 +52,6 @@ def _statuses(request: Request, locators: LocatorSet, selector: Selector, live: 
     else:
         spans, _ = answer(request, locators, choice.configuration, exposure_chars(None, 500))
     slot = Slot(id=GOAL_SLOT, question=request.question, aliases=[])
-    if not spreads_pages(request, locators, choice.configuration):
-        spans = spans[: sent_until_found(request.parsed, spans, [slot])]  # what the focus sends
     hit = bool(request.gold) and covered(spans, request.gold) >= SUCCESS_SHARE
     out = []
     for weights in (None, slot_weights(request.parsed, slot)):

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from ..evidence import Candidate, passage_candidate
 from ..locate.base import Locator, Query
-from ..locate.exposure import RELATIVE_CUTOFF, Span, plan_exposure, spreads
+from ..locate.exposure import RELATIVE_CUTOFF, Span, plan_exposure
 from ..locate.terms import terms
 from ..models import Intent, Slot, Verification
 from ..readers.base import ParsedArtifact
@@ -20,7 +20,7 @@ from ..select.figures import page_of_figures
 from ..vocabulary import ExposureForm
 from .around import AROUND_CHARS, bounds_around
 from .claims import decide
-from .coverage import FOUND_SUPPORT, GOAL_SLOT, PARTIAL_SUPPORT, slot_weights, support
+from .coverage import GOAL_SLOT, PARTIAL_SUPPORT, slot_weights, support
 from .intents import query_for
 from .page_votes import page_votes, per_length
 from .session import Episode
@@ -42,19 +42,6 @@ NEIGHBOUR_PAGES = 2
 #: reading the terms of at most SERVED_CHARS delivered characters.
 NOVELTY_WEIGHT = 1
 SERVED_CHARS = 50_000
-#: A focus sends its passages up to the first that covers every slot (`until_found`); False: all of them.
-FOUND_FIRST = True
-#: ... and this many passages after the found one. 1: where `found` was said, what was sent held the answer
-#: 92% of the times on articles, 85% on TAT-QA (81% / 78% with 0), and a focus's hit stays BM25 snippets'
-#: (0 drops articles 85% -> 79%); 0 would make the one-line articles' agent loop 0.047x, not 0.051x.
-FOUND_AFTER = 1
-#: ... unless the passage right after the found one is `found` too: two passages pass coverage's lexical test
-#: alike, so it cannot tell which answers, and the focus sends every planned passage (False: cut anyway).
-#: Session 17: the one-line articles' two questions lost to the cut come back (85.0% -> 85.7%, BM25
-#: snippets' figure) and TAT-QA +3, FeTaQA +1, for as many hits as FOUND_AFTER=2 at less exposure
-#: (bench/results/issue33_location.md, session 17).
-FOUND_TWICE_SENDS_ALL = True
-
 
 ITEMS_BY_WANT = {"fact": 4, "verbatim": 4, "count": 6, "list": 8, "table": 6, "summary": 8}
 
@@ -93,7 +80,10 @@ def focus(
     form: ExposureForm = "snippets",
     max_chars: int = 2_000,
 ) -> tuple[list[Candidate], list[tuple[int, float]]]:
-    """The best evidence for the goal in the chosen exposure form, within `max_chars`."""
+    """The best evidence for the goal in the chosen exposure form, within `max_chars`: every planned passage.
+    A focus used to stop one passage after the first that coverage's word test calls `found`; that test is
+    wrong often enough (8% on the articles) that the cut put the first read below plain BM25 snippets on
+    every article column, for 4-6% of an agent's tokens (bench/results/issue33_location.md, session 33)."""
     query = query_for(intent)
     ranking = locator.rank(parsed, query)
     slots = slots_of(intent)
@@ -101,39 +91,7 @@ def focus(
         top = _top(parsed, ranking, slots, limit=max(8, max_items(intent) * 2), skip=episode.overlaps_delivered)
         return _with_context(parsed, top, parsed.focus_context, episode), ranking
     spans = plan_exposure(parsed, ranking, form, max_chars, skip=episode.overlaps_delivered, query=query)
-    cands = [_span_candidate(parsed, span, slots) for span in spans]
-    if spreads(parsed, ranking, form, query=query):
-        return cands, ranking  # pages the ranking cannot tell apart: the first found is one of many alike
-    return until_found(parsed, cands, slots), ranking
-
-
-def until_found(parsed: ParsedArtifact, cands: list[Candidate], slots: list[Slot]) -> list[Candidate]:
-    """The candidates, best first, up to the first whose text alone makes every slot `found` (coverage's
-    own test: the slot's words by their rarity here, and the kind of value it asks for) and `FOUND_AFTER`
-    more; all of them when none does. The passages after those are what a refine sends when they do not
-    answer, not what every answer pays for (bench/results/issue30_agent_loop.md, session 16)."""
-    return cands[: sent_until_found(parsed, [(c.start, c.end) for c in cands], slots)]
-
-
-def sent_until_found(parsed: ParsedArtifact, spans: list[tuple[int, int]], slots: list[Slot]) -> int:
-    """How many of `spans` (best first) a focus sends: up to the first whose text alone makes every slot
-    `found`, and `FOUND_AFTER` more; all of them when none does, or when the next one is `found` too
-    (`FOUND_TWICE_SENDS_ALL`). Benches measure what is sent with it."""
-    if not FOUND_FIRST or not slots or len(spans) < 2:
-        return len(spans)
-    text = parsed.artifact.text
-    weights = {slot.id: slot_weights(parsed, slot) for slot in slots}
-
-    def found(k: int) -> bool:
-        start, end = spans[k]
-        return all(support(slot, text[start:end], weights[slot.id]) >= FOUND_SUPPORT for slot in slots)
-
-    for k in range(len(spans)):
-        if found(k):
-            if FOUND_TWICE_SENDS_ALL and k + 1 < len(spans) and found(k + 1):
-                return len(spans)  # two passages answer alike: which one does is the reader's call
-            return min(len(spans), k + 1 + FOUND_AFTER)
-    return len(spans)
+    return [_span_candidate(parsed, span, slots) for span in spans], ranking
 
 
 def collect(

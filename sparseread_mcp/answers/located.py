@@ -71,7 +71,7 @@ def located_pack(read: FileRead, *, selection: Policy, locators: LocatorSet, pas
     pack = deliver_sparse(d, cands, extras, max_items=limit)
     selection.answered(episode.id, choice, pack.exposure.payload_chars)
     if choice.robust and pack.coverage and all(c.status == "found" for c in pack.coverage):
-        # Coverage says `found` (what it sent held the answer 85-92%, above any robust default's): the hint's
+        # Coverage says `found` (what it sent held the answer 89-100%, above any robust default's): the hint's
         # "else refine" is SKILL.md's rule for `partial`, and repeating it on every found answer costs tokens.
         pack = d.finish(pack.model_copy(update={"next": [h for h in pack.next if h != hint]}))
     return pack

@@ -1,16 +1,19 @@
-"""The worker pool on its own: a crash or a kill costs one worker, a session holds at most its share, and
-a call that cannot get a worker before its deadline is told so. Tasks come from tests/slow_readers.py,
-which the workers import by name (conftest puts the folder on their path)."""
+"""The worker pool on its own: a crash or a kill costs one worker, a session holds at most its share, a freed
+worker goes to the session holding fewest, and a call that cannot get a worker before its deadline is told
+so. Tasks come from tests/slow_readers.py, which the workers import by name (conftest puts the folder on
+their path)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from slow_readers import crash, echo, process_exists, wait_forever
+from slow_readers import crash, echo, note, process_exists, wait_forever
 
 from sparseread_mcp.deadline import TimedOut, deadline
 from sparseread_mcp.errors import ReaderCrashed
@@ -88,3 +91,55 @@ def test_a_session_holds_at_most_its_share_and_a_task_past_its_deadline_is_kille
             limit.check()
             limit.cancelled.wait(0.02)
     pool.close()
+
+
+def _until(condition: Callable[[], bool]) -> None:
+    with deadline(HANG_GUARD) as limit:
+        while not condition():
+            limit.check()
+            limit.cancelled.wait(0.02)
+
+
+def test_a_freed_worker_goes_to_the_session_holding_fewest_before_an_earlier_call_of_a_busier_one(
+    tmp_path: Path,
+) -> None:
+    """Session a holds both workers and queues a third call; session b queues one after it. When one of a's
+    workers is freed, b (holding none) is served first, though a's call waited longer; a's call runs next."""
+    pool = WorkerPool(size=2, memory_mb=256, share=2)
+    ran = tmp_path / "ran"
+    holders: list[object] = []
+    threads: list[threading.Thread] = []
+
+    def hold(marker: Path) -> None:
+        with tenant("a"), deadline(HANG_GUARD) as limit:
+            holders.append(limit)
+            with contextlib.suppress(TimedOut):
+                pool.run(wait_forever, str(marker), label="held.txt", seconds=HANG_GUARD)
+
+    def queue(key: str) -> None:
+        with tenant(key), deadline(HANG_GUARD):
+            pool.run(note, str(ran), key, label=f"{key}.txt", seconds=HANG_GUARD)
+
+    def start(target: Callable[..., None], *args: object) -> None:
+        thread = threading.Thread(target=target, args=args)
+        threads.append(thread)
+        thread.start()
+
+    try:
+        start(hold, tmp_path / "pid1")
+        _wait_for_pid(tmp_path / "pid1")
+        start(hold, tmp_path / "pid2")
+        _wait_for_pid(tmp_path / "pid2")
+        start(queue, "a")  # a holds two workers, its share: this call waits
+        _until(lambda: pool.waiting == 1)
+        start(queue, "b")  # no worker is free: this call waits too, behind a's
+        _until(lambda: pool.waiting == 2)
+        holders[0].cancelled.set()  # type: ignore[attr-defined]  # one of a's workers is killed and freed
+        _until(lambda: ran.exists() and len(ran.read_text().split()) == 2)
+        assert ran.read_text().split() == ["b", "a"]
+    finally:
+        for limit in holders:
+            limit.cancelled.set()  # type: ignore[attr-defined]
+        for thread in threads:
+            thread.join(HANG_GUARD)
+        pool.close()

@@ -7,7 +7,10 @@ on the next demand, and the call gets a typed error that names what was being re
 worker that dies (a segfault in a parser, the kernel's OOM killer) costs that call and that process only.
 
 Fairness: each tenant (a reading session) may hold at most `share` workers at once, so one client's slow
-files never occupy every worker; a call that cannot get a worker before its deadline is told so.
+files never occupy every worker; a freed worker goes to the waiting call whose session holds the fewest
+workers, then to the session served longest ago (sessions take turns, whatever number of calls each keeps
+waiting), then to the call that has waited longest; a call that cannot get a worker before its deadline is
+told so.
 Workers come from one forking process (zygote.py) whose modules are imported once, so replacing one
 costs a fork, not an interpreter start.
 """
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import itertools
 import os
 import signal
 import socket
@@ -23,7 +27,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -46,6 +50,9 @@ _POLL_SECONDS = 0.05
 _SPENT = frozenset({"memory", "failed"})
 #: Tasks before a worker is replaced anyway, so slow leaks in a parser stay bounded.
 MAX_TASKS_PER_WORKER = 1000
+#: Sessions whose last service the pool remembers (the oldest forgotten first: one not served for that many
+#: sessions' turns goes first anyway).
+SERVED_KEPT = 4096
 
 _TENANT: ContextVar[str] = ContextVar("sparseread_tenant", default="")
 
@@ -82,6 +89,14 @@ class _Worker:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(self.pid, signal.SIGKILL)
         self.conn.close()
+
+
+@dataclass(slots=True)
+class _Waiter:
+    """A call waiting for a worker: its session, and its place in arrival order."""
+
+    key: str
+    ticket: int
 
 
 @dataclass(slots=True)
@@ -179,6 +194,10 @@ class WorkerPool:
         self._idle: list[_Worker] = []
         self._live = 0
         self._active: Counter[str] = Counter()
+        self._waiting: list[_Waiter] = []
+        self._tickets = itertools.count()
+        #: Session -> when its last call was served (on the tickets' clock), most recent last.
+        self._served: OrderedDict[str, int] = OrderedDict()
         self._condition = threading.Condition()
         self._closed = False
 
@@ -202,25 +221,41 @@ class WorkerPool:
         return result
 
     # -- workers ---------------------------------------------------------------------------
-    def _acquire(self, key: str, label: str) -> _Worker:
-        """An idle worker, or a new one, once `key`'s share allows and one is free (waiting under the call's
-        deadline); a new one is forked outside the lock."""
+    @property
+    def waiting(self) -> int:
+        """Calls waiting for a worker now."""
         with self._condition:
-            while True:
-                if self._closed:
-                    raise UnsupportedArtifact("the server is shutting down: no worker is left to read with")
-                if self._active[key] < self.share:
-                    worker = self._take_idle()
-                    if worker is not None or self._live < self.size:
-                        self._live += worker is None
-                        break
-                self._condition.wait(_POLL_SECONDS)
-                self.stats.waits += 1
-                try:
-                    checkpoint()
-                except TimedOut as exc:
-                    raise TimedOut(f"{exc} (reading {label} waited for a free worker and never started)") from exc
+            return len(self._waiting)
+
+    def _acquire(self, key: str, label: str) -> _Worker:
+        """An idle worker, or a new one, once this call is the next to be served (`_next_served`) and one is
+        free (waiting under the call's deadline); a new one is forked outside the lock."""
+        with self._condition:
+            me = _Waiter(key, next(self._tickets))
+            self._waiting.append(me)
+            try:
+                while True:
+                    if self._closed:
+                        raise UnsupportedArtifact("the server is shutting down: no worker is left to read with")
+                    if self._next_served() is me:
+                        worker = self._take_idle()
+                        if worker is not None or self._live < self.size:
+                            self._live += worker is None
+                            break
+                    self._condition.wait(_POLL_SECONDS)
+                    self.stats.waits += 1
+                    try:
+                        checkpoint()
+                    except TimedOut as exc:
+                        raise TimedOut(f"{exc} (reading {label} waited for a free worker and never started)") from exc
+            finally:
+                self._waiting.remove(me)
+                self._condition.notify_all()  # whoever is next in line now may be served
             self._active[key] += 1
+            self._served[key] = next(self._tickets)  # when it was served, on the tickets' clock
+            self._served.move_to_end(key)
+            if len(self._served) > SERVED_KEPT:
+                self._served.popitem(last=False)
         if worker is not None:
             return worker
         try:
@@ -233,6 +268,13 @@ class WorkerPool:
             raise
         self.stats.started += 1
         return started
+
+    def _next_served(self) -> _Waiter | None:
+        """The waiting call a free worker goes to: among those whose session is under its share, the one whose
+        session holds the fewest workers, then whose session was served longest ago, then the earliest. Call
+        with the lock."""
+        eligible = [w for w in self._waiting if self._active[w.key] < self.share]
+        return min(eligible, key=lambda w: (self._active[w.key], self._served.get(w.key, -1), w.ticket), default=None)
 
     def _leave(self, key: str) -> None:
         """One fewer worker held by `key`; a session holding none is forgotten (there is one key per

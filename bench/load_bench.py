@@ -15,7 +15,6 @@ import argparse
 import asyncio
 import os
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -49,11 +48,15 @@ def corpus(root: Path) -> None:
     (root / "table.csv").write_text("id,group,value\n" + "".join(f"{i},g{i % 5},{i * 3}\n" for i in range(5000)))
 
 
+#: What each step of a client's cycle asks.
+KINDS = ("focus", "table query", "refine", "card")
+
+
 async def one_client(
     url: str,
     number: int,
     until: float,
-    latencies: list[float],
+    latencies: dict[str, list[float]],
     errors: list[str],
     leaks: list[str],
     min_calls: int = 0,
@@ -80,7 +83,7 @@ async def one_client(
                 args = {"session": handle}
             start = time.perf_counter()
             result = await client.call_tool(tool, args)
-            latencies.append(time.perf_counter() - start)
+            latencies.setdefault(KINDS[kind], []).append(time.perf_counter() - start)
             text = result.content[0].text if result.content else ""  # type: ignore[union-attr]
             if result.is_error:
                 errors.append(text[:120])
@@ -110,7 +113,7 @@ def http_load(sessions: int, seconds: float) -> list[str]:
                     if time.monotonic() > deadline:
                         raise
                     time.sleep(0.05)
-            latencies: list[float] = []
+            latencies: dict[str, list[float]] = {}
             errors: list[str] = []
             leaks: list[str] = []
             peak = [0.0]
@@ -128,15 +131,25 @@ def http_load(sessions: int, seconds: float) -> list[str]:
         finally:
             server.terminate()
             server.wait(timeout=10)
-    latencies.sort()
-    p99 = latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))]
+    every = sorted(t for times in latencies.values() for t in times)
     return [
-        f"HTTP load: {sessions} concurrent sessions for {seconds:.0f} s, {len(latencies)} calls "
-        f"({len(latencies) / seconds:.0f}/s)",
-        f"  p50 {1000 * statistics.median(latencies):.1f} ms, p99 {1000 * p99:.1f} ms; errors {len(errors)}; "
+        f"HTTP load: {sessions} concurrent sessions for {seconds:.0f} s, {len(every)} calls "
+        f"({len(every) / seconds:.0f}/s)",
+        f"  p50 {_ms(every, 0.5)}, p99 {_ms(every, 0.99)}; errors {len(errors)}; "
         f"cross-session leaks {len(leaks)}; server peak RSS {peak[0]:.0f} MB",
+        *(
+            f"  {kind}: {len(latencies[kind])} calls, p50 {_ms(sorted(latencies[kind]), 0.5)}, "
+            f"p99 {_ms(sorted(latencies[kind]), 0.99)}"
+            for kind in KINDS
+            if kind in latencies
+        ),
         *(f"  error: {e}" for e in errors[:5]),
     ]
+
+
+def _ms(ordered: list[float], share: float) -> str:
+    """The `share` quantile of sorted seconds, in milliseconds."""
+    return f"{1000 * ordered[min(len(ordered) - 1, int(share * len(ordered)))]:.1f} ms"
 
 
 def stdio_soak(calls: int) -> list[str]:

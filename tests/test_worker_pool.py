@@ -22,11 +22,16 @@ from sparseread_mcp.isolation import WorkerPool, tenant
 HANG_GUARD = 120.0
 
 
-def _wait_for_pid(marker: Path) -> int:
+def _until(condition: Callable[[], bool]) -> None:
+    """Wait for `condition` (a hang guard bounds it, not a timing assertion)."""
     with deadline(HANG_GUARD) as limit:
-        while not (marker.exists() and marker.read_text().isdigit()):
+        while not condition():
             limit.check()
             limit.cancelled.wait(0.02)
+
+
+def _wait_for_pid(marker: Path) -> int:
+    _until(lambda: marker.exists() and marker.read_text().isdigit())
     return int(marker.read_text())
 
 
@@ -47,10 +52,7 @@ def test_a_worker_killed_while_idle_is_replaced() -> None:
         pool.run(echo, 1, label="echo", seconds=HANG_GUARD)
         (idle,) = pool._idle
         os.kill(idle.pid, signal.SIGKILL)  # as the kernel's OOM killer or an operator would
-        with deadline(HANG_GUARD) as limit:
-            while process_exists(idle.pid):
-                limit.check()
-                limit.cancelled.wait(0.02)
+        _until(lambda: not process_exists(idle.pid))
         assert pool.run(echo, 2, label="echo", seconds=HANG_GUARD) == 2
         assert pool.stats.started == 2
     finally:
@@ -86,18 +88,8 @@ def test_a_session_holds_at_most_its_share_and_a_task_past_its_deadline_is_kille
         limits[0].cancelled.set()  # type: ignore[attr-defined]
         holder.join(HANG_GUARD)
     assert outcome and "reading stuck.txt" in str(outcome[0])
-    with deadline(HANG_GUARD) as limit:
-        while process_exists(pid):  # the stuck task's process was killed, not left running
-            limit.check()
-            limit.cancelled.wait(0.02)
+    _until(lambda: not process_exists(pid))  # the stuck task's process was killed, not left running
     pool.close()
-
-
-def _until(condition: Callable[[], bool]) -> None:
-    with deadline(HANG_GUARD) as limit:
-        while not condition():
-            limit.check()
-            limit.cancelled.wait(0.02)
 
 
 def test_a_freed_worker_goes_to_the_session_holding_fewest_before_an_earlier_call_of_a_busier_one(
